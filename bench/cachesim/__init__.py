@@ -1,0 +1,1 @@
+"""Provider-faithful prefix-cache simulators driven by the replay clock."""

@@ -1,0 +1,1 @@
+"""Memory strategies replayed through each haystack: full_context, rag, compaction, om, oracle."""

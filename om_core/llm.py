@@ -1,0 +1,34 @@
+"""The one seam between om_core and any model provider."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0  # provider-reported cache reads
+    cache_write_tokens: int = 0  # provider-reported cache writes (Anthropic, GPT-5.6+)
+
+
+@dataclass
+class Completion:
+    text: str
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    # Provider- or gateway-specific extras (cost, latency, response-cache hit, retries). om_core ignores them.
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """Anything that turns OpenAI-style chat messages into a completion.
+
+    `messages` are dicts with "role" and "content" (str). Extra keyword params (temperature, max_tokens,
+    role="observer", ...) are passed through; implementations ignore what they do not understand.
+    """
+
+    async def complete(self, messages: list[dict[str, Any]], **params: Any) -> Completion: ...

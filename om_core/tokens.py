@@ -1,0 +1,118 @@
+"""Token counting: exact tiktoken (o200k_base by default), memoised by content, with Mastra's overheads.
+
+Offline, tiktoken cannot download its BPE files; litellm ships them, so we point TIKTOKEN_CACHE_DIR at
+litellm's bundled folder (found without importing litellm, whose import is slow) before first use.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections import OrderedDict
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable
+
+import tiktoken
+
+# Per-message and per-conversation overheads, as Mastra's counter (spec §6.1).
+MESSAGE_OVERHEAD = 3.8
+CONVERSATION_OVERHEAD = 24
+JSON_PAYLOAD_DISCOUNT = 12  # structural JSON is cheaper than its characters suggest
+
+
+def _ensure_offline_bpe_dir() -> None:
+    if os.environ.get("TIKTOKEN_CACHE_DIR"):
+        return
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return
+    folder = Path(list(spec.submodule_search_locations)[0]) / "litellm_core_utils" / "tokenizers"
+    if folder.is_dir():
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
+
+
+@lru_cache(maxsize=8)
+def get_encoding(name: str = "o200k_base") -> tiktoken.Encoding:
+    _ensure_offline_bpe_dir()
+    try:
+        return tiktoken.get_encoding(name)
+    except Exception as exc:  # pragma: no cover - depends on the machine
+        raise RuntimeError(
+            f"tokenizer {name!r} unavailable offline: install litellm (it ships the BPE files) "
+            f"or set TIKTOKEN_CACHE_DIR to a folder holding them ({exc})"
+        ) from exc
+
+
+class TokenCounter:
+    """Counts tokens of strings and chat messages; results memoised by content (LRU, bounded)."""
+
+    def __init__(self, encoding: str = "o200k_base", max_entries: int = 200_000) -> None:
+        self.encoding_name = encoding
+        self._enc = get_encoding(encoding)
+        self._memo: OrderedDict[str, int] = OrderedDict()
+        self._ids: OrderedDict[str, tuple[int, ...]] = OrderedDict()
+        self._max = max_entries
+        self._lock = threading.Lock()
+
+    def encode(self, text: str) -> tuple[int, ...]:
+        with self._lock:
+            hit = self._ids.get(text)
+            if hit is not None:
+                self._ids.move_to_end(text)
+                return hit
+        ids = tuple(self._enc.encode(text, disallowed_special=()))
+        with self._lock:
+            self._ids[text] = ids
+            if len(self._ids) > self._max // 4:
+                self._ids.popitem(last=False)
+        return ids
+
+    def count_string(self, text: str) -> int:
+        if not text:
+            return 0
+        with self._lock:
+            hit = self._memo.get(text)
+            if hit is not None:
+                self._memo.move_to_end(text)
+                return hit
+        n = len(self._enc.encode(text, disallowed_special=()))
+        with self._lock:
+            self._memo[text] = n
+            if len(self._memo) > self._max:
+                self._memo.popitem(last=False)
+        return n
+
+    def count_message(self, role: str, content: str | Any) -> float:
+        """Tokens of one message: encode(role + payload) + per-message overhead."""
+        if isinstance(content, str):
+            return self.count_string(role + content) + MESSAGE_OVERHEAD
+        import json
+
+        payload = json.dumps(content, ensure_ascii=False)
+        return max(0, self.count_string(role + payload) - JSON_PAYLOAD_DISCOUNT) + MESSAGE_OVERHEAD
+
+    def count_messages(self, messages: Iterable[Any]) -> int:
+        """Conversation total: per-message counts plus the per-conversation overhead.
+
+        Accepts om_core Messages (role/content attributes) or dicts with "role"/"content".
+        """
+        total = 0.0
+        n = 0
+        for m in messages:
+            role = m["role"] if isinstance(m, dict) else m.role
+            content = m["content"] if isinstance(m, dict) else m.content
+            total += self.count_message(role, content)
+            n += 1
+        return round(total + (CONVERSATION_OVERHEAD if n else 0))
+
+
+_DEFAULT: TokenCounter | None = None
+
+
+def default_counter() -> TokenCounter:
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = TokenCounter()
+    return _DEFAULT
