@@ -1,0 +1,160 @@
+"""Typed experiment configuration. Hydra composes YAML from configs/; this schema validates it at start-up so a
+typo or a wrong type fails at once with a one-line message naming the key and the fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from bench.errors import ConfigError
+
+STRATEGY_NAMES = ("full_context", "rag", "compaction", "om", "oracle")
+ROLES = ("actor", "observer", "reflector", "judge", "summarizer", "embedder")
+
+
+@dataclass
+class RoleModelCfg:
+    model: str = "offline/reader"
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ModelCfg:
+    name: str = "offline"
+    actor: RoleModelCfg = field(default_factory=lambda: RoleModelCfg("offline/reader"))
+    observer: RoleModelCfg = field(default_factory=lambda: RoleModelCfg("offline/observer"))
+    reflector: RoleModelCfg = field(default_factory=lambda: RoleModelCfg("offline/reflector"))
+    judge: RoleModelCfg = field(default_factory=lambda: RoleModelCfg("offline/judge"))
+    summarizer: RoleModelCfg = field(default_factory=lambda: RoleModelCfg("offline/summarizer"))
+    embedder: RoleModelCfg = field(default_factory=lambda: RoleModelCfg("offline/embedder"))
+    actor_max_input_tokens: int = 128000
+
+
+@dataclass
+class DatasetCfg:
+    name: str = "synthetic"
+    data_dir: Optional[str] = None
+    limit: int = 0
+    per_type: Optional[int] = None
+    ids: Optional[list[str]] = None
+    sample: Optional[int] = None
+    seed: int = 0
+
+
+@dataclass
+class StrategyCfg:
+    name: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CacheSimCfg:
+    profiles: list[str] = field(default_factory=lambda: ["openai"])
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ReplayCfg:
+    turn_offset_s: float = 5.0
+    think_time_s: float = 0.0
+    await_background: bool = True
+
+
+@dataclass
+class AnswerCfg:
+    method: str = "con"
+    history_format: str = "json"
+    max_tokens: int = 800
+    temperature: float = 0.0
+    system_prompt: str = ""
+
+
+@dataclass
+class JudgeCfg:
+    source: str = "builtin"
+    official_repo: Optional[str] = None
+    repeats: int = 1
+
+
+@dataclass
+class RunCfg:
+    concurrency: int = 4
+    epoch: int = 0
+    progress: str = "auto"
+    checkpoints: bool = True
+    fail_fast: bool = False
+
+
+@dataclass
+class OutputCfg:
+    dir: str = "results"
+    db: str = "results/bench.duckdb"
+    checkpoint_dir: str = "results/checkpoints"
+    response_cache: str = "results/response_cache.sqlite"
+    response_cache_policy: str = "rw"
+    report: bool = True
+    report_dir: str = "results/report"
+
+
+@dataclass
+class GatewayCfg:
+    max_attempts: int = 6
+    max_concurrency: int = 16
+    timeout_s: float = 120.0
+    rpm: dict[str, int] = field(default_factory=dict)
+    tpm: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class RootCfg:
+    dataset: DatasetCfg = field(default_factory=DatasetCfg)
+    model: ModelCfg = field(default_factory=ModelCfg)
+    cachesim: CacheSimCfg = field(default_factory=CacheSimCfg)
+    strategies: dict[str, StrategyCfg] = field(default_factory=dict)
+    run_strategies: list[str] = field(default_factory=lambda: list(STRATEGY_NAMES))
+    name: str = "custom"
+    experiment_name: str = "custom"
+    dry_run: bool = False
+    dry_run_sample: int = 20
+    replay: ReplayCfg = field(default_factory=ReplayCfg)
+    answer: AnswerCfg = field(default_factory=AnswerCfg)
+    judge: JudgeCfg = field(default_factory=JudgeCfg)
+    run: RunCfg = field(default_factory=RunCfg)
+    output: OutputCfg = field(default_factory=OutputCfg)
+    gateway: GatewayCfg = field(default_factory=GatewayCfg)
+
+
+def validate(cfg: Any) -> RootCfg:
+    """Merge a composed DictConfig (hydra key removed) onto the schema and check cross-field rules."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    raw = OmegaConf.to_container(cfg, resolve=True) if not isinstance(cfg, dict) else dict(cfg)
+    raw.pop("hydra", None)
+    try:
+        merged = OmegaConf.merge(OmegaConf.structured(RootCfg), raw)
+        root: RootCfg = OmegaConf.to_object(merged)  # type: ignore[assignment]
+    except OmegaConfBaseException as exc:
+        msg = str(exc).splitlines()[0]
+        key = getattr(exc, "full_key", None)
+        raise ConfigError(f"invalid config{f' at {key!r}' if key else ''}: {msg} (fix the value in configs/ or on the command line)") from None
+    for name in root.run_strategies:
+        if name not in STRATEGY_NAMES:
+            raise ConfigError(f"run_strategies: unknown strategy {name!r}; choose from {', '.join(STRATEGY_NAMES)}")
+        if name not in root.strategies:
+            raise ConfigError(f"run_strategies names {name!r} but strategies.{name} is not configured; add strategy@strategies.{name} to defaults")
+    if root.answer.method not in ("con", "direct"):
+        raise ConfigError(f"answer.method={root.answer.method!r}: use 'con' or 'direct'")
+    if root.answer.history_format not in ("json", "nl"):
+        raise ConfigError(f"answer.history_format={root.answer.history_format!r}: use 'json' or 'nl'")
+    if root.judge.source not in ("builtin", "official"):
+        raise ConfigError(f"judge.source={root.judge.source!r}: use 'builtin' or 'official' (with judge.official_repo)")
+    if root.judge.source == "official" and not root.judge.official_repo:
+        raise ConfigError("judge.source=official needs judge.official_repo=PATH to your LongMemEval checkout")
+    if root.output.response_cache_policy not in ("rw", "ro", "off"):
+        raise ConfigError(f"output.response_cache_policy={root.output.response_cache_policy!r}: use rw, ro or off")
+    if root.run.concurrency < 1:
+        raise ConfigError("run.concurrency must be ≥ 1")
+    if root.run.progress not in ("auto", "rich", "log", "off"):
+        raise ConfigError(f"run.progress={root.run.progress!r}: use auto, rich, log or off")
+    return root

@@ -1,0 +1,1 @@
+"""The experiment runner: dataset → replay → strategy → cache sims → answer → judge → store, resumable."""

@@ -1,0 +1,79 @@
+"""One Hydra job: validate the config, run (or dry-run) every configured strategy, write the store, summarise."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench.config import RootCfg, validate
+from bench.runner.experiment import RunOutcome, load_data, make_gateway, run_strategy
+from bench.runner.progress import Progress
+
+
+def _is_multirun() -> tuple[bool, Path | None]:
+    try:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
+
+        hc = HydraConfig.get()
+        return hc.mode == RunMode.MULTIRUN, Path(hc.runtime.output_dir)
+    except Exception:  # not under Hydra (tests call run_job directly)
+        return False, None
+
+
+def run_job(cfg: Any) -> list[RunOutcome]:
+    from omegaconf import OmegaConf
+
+    raw = OmegaConf.to_container(cfg, resolve=True) if not isinstance(cfg, dict) else dict(cfg)
+    raw.pop("hydra", None)
+    root = validate(raw)
+    if root.dry_run:
+        from bench.runner.dryrun import dry_run
+
+        dry_run(root, raw)
+        return []
+    multirun, job_dir = _is_multirun()
+    return asyncio.run(_run(root, raw, multirun, job_dir))
+
+
+def open_store(root: RootCfg, multirun: bool, job_dir: Path | None):
+    from bench.store import ShardWriter, Store
+
+    if multirun and job_dir is not None:
+        # jobs of a sweep may run in parallel processes: each writes Parquet shards, merged at the end
+        return ShardWriter(job_dir / "shards", resume_db=root.output.db)
+    Path(root.output.db).parent.mkdir(parents=True, exist_ok=True)
+    return Store(root.output.db)
+
+
+async def _run(root: RootCfg, raw: dict[str, Any], multirun: bool, job_dir: Path | None) -> list[RunOutcome]:
+    ds = load_data(root)
+    gateway = make_gateway(root)
+    store = open_store(root, multirun, job_dir)
+    outcomes: list[RunOutcome] = []
+    try:
+        with Progress(root.run.progress, profile=_headline_profile(root)) as progress:
+            for strategy in root.run_strategies:
+                outcomes.append(await run_strategy(root, ds, strategy, store, gateway, raw, progress))
+    finally:
+        await gateway.aclose()
+        store.close()
+    for o in outcomes:
+        for e in o.errors[:5]:
+            print(f"[{o.strategy}] failed {e}", file=sys.stderr)
+    if not multirun:
+        from bench.runner.summary import print_summary
+
+        print_summary(root.output.db, [o.run_key for o in outcomes], n_dataset=len(ds.instances), split=ds.split)
+        if root.output.report:
+            from bench.report import build_report
+
+            build_report(root.output.db, root.output.report_dir)
+            print(f"report: {Path(root.output.report_dir) / 'report.md'}")
+    return outcomes
+
+
+def _headline_profile(root: RootCfg) -> str:
+    return "openai" if "openai" in root.cachesim.profiles else (root.cachesim.profiles[0] if root.cachesim.profiles else "")

@@ -1,0 +1,33 @@
+"""Hydra callback: at the end of a multirun, merge every job's Parquet shards into the results database
+(idempotent), then print the summary and write the report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+try:
+    from hydra.experimental.callback import Callback
+except ImportError:  # pragma: no cover
+    Callback = object  # type: ignore[misc,assignment]
+
+
+class MergeShards(Callback):  # type: ignore[misc]
+    def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
+        from bench.store import merge_shards
+
+        sweep_dir = Path(config.hydra.sweep.dir)
+        db = Path(config.output.db)
+        db.parent.mkdir(parents=True, exist_ok=True)
+        added = merge_shards(sweep_dir, db)
+        print(f"merged shards from {sweep_dir} into {db}: {added} new rows")
+        try:
+            from bench.runner.summary import print_summary
+
+            print_summary(str(db), None, n_dataset=None, split=None)
+        except Exception as exc:  # the merge is what matters; a summary failure must not hide it
+            print(f"summary unavailable: {exc}")
+        if config.output.get("report", False):
+            from bench.report import build_report
+
+            build_report(str(db), config.output.report_dir)

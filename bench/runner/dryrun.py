@@ -1,0 +1,110 @@
+"""Dry run: replay a sample with the offline engine, price every call with the configured real models, and
+print the expected calls, tokens and dollars per role before any money is spent. Asks nothing of the network."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from dataclasses import replace
+from typing import Any
+
+from bench.config import RootCfg
+from bench.runner.experiment import load_data, make_gateway, run_strategy
+from bench.runner.progress import Progress
+
+# which simulated cache stands for a provider's real prompt cache when estimating the actor's cached tokens
+_PROVIDER_PROFILE = {"openai": "openai", "anthropic": "anthropic", "deepseek": "openai", "gemini": None}
+
+
+class _MemoryStore:
+    """Collects rows in memory: a dry run writes nothing to the results database."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    def upsert_run(self, run_key: str, manifest: dict[str, Any]) -> None: ...
+
+    def done_question_ids(self, run_key: str) -> set[str]:
+        return set()
+
+    def write_question(self, run_key, sample, calls, turns, judgments) -> None:
+        self.calls.extend((run_key, c) for c in calls)
+
+    def finish_run(self, run_key: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def provider_of(model: str) -> str:
+    return model.split("/", 1)[0] if "/" in model else "openai"
+
+
+def estimate(root: RootCfg, calls: list[dict[str, Any]], scale: float) -> list[dict[str, Any]]:
+    """Aggregate real (non-simulated) calls per role and price them with the configured models."""
+    from bench.gateway.usage import estimate_cost
+
+    acc: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for c in calls:
+        if c.get("simulated"):
+            continue  # turn prompts of the simulated live agent are measured, never sent
+        role = c["role"] if c["role"] != "reader" else "actor"
+        model = getattr(root.model, role).model if hasattr(root.model, role) else c["model"]
+        prof = _PROVIDER_PROFILE.get(provider_of(model))
+        cached = float(((c.get("cache") or {}).get(prof) or {}).get("cached", 0)) if prof and role == "actor" else 0.0
+        a = acc[role]
+        a["calls"] += 1
+        a["prompt"] += c["prompt_tokens"] or 0
+        a["cached"] += cached
+        a["output"] += c["completion_tokens"] or 0
+        a["usd"] += estimate_cost(model, int(c["prompt_tokens"] or 0), int(c["completion_tokens"] or 0), int(cached))
+    rows = []
+    for role, a in sorted(acc.items()):
+        rows.append({
+            "role": role, "model": getattr(root.model, role).model,
+            "calls": a["calls"] * scale, "prompt_tokens": a["prompt"] * scale, "cached_tokens": a["cached"] * scale,
+            "prefill_tokens": (a["prompt"] - a["cached"]) * scale, "output_tokens": a["output"] * scale,
+            "usd": a["usd"] * scale,
+        })
+    return rows
+
+
+def dry_run(root: RootCfg, raw: dict[str, Any]) -> list[dict[str, Any]]:
+    ds_full = load_data(root)
+    n_total = len(ds_full.instances)
+    ds = ds_full
+    if root.dry_run_sample and root.dry_run_sample < n_total:
+        ds = ds_full.subset(sample=root.dry_run_sample, seed=root.dataset.seed)
+    scale = n_total / max(1, len(ds.instances))
+    offline_root = replace(root, output=replace(root.output, response_cache_policy="off"), run=replace(root.run, checkpoints=False))
+    store = _MemoryStore()
+
+    async def go() -> None:
+        gw = make_gateway(offline_root, offline_roles=True)
+        try:
+            with Progress(root.run.progress) as progress:
+                for s in root.run_strategies:
+                    await run_strategy(offline_root, ds, s, store, gw, raw, progress, dry_run=True)
+        finally:
+            await gw.aclose()
+
+    asyncio.run(go())
+    rows_all: list[dict[str, Any]] = []
+    print(f"\nDRY RUN — experiment {root.experiment_name}: {n_total} questions of {ds_full.name} ({ds_full.split}); "
+          f"replayed {len(ds.instances)} with the offline engine (not an LLM), scaled ×{scale:.2f}.")
+    print("Token counts come from the offline engine's real inputs; output tokens of real models may differ "
+          f"(upper bound for the actor: {root.answer.max_tokens} per answer). Prices: litellm's local price map.")
+    for s in root.run_strategies:
+        calls = [c for k, c in store.calls if k.startswith(f"dryrun-{s}-")]
+        rows = estimate(root, calls, scale)
+        rows_all.extend({**r, "strategy": s} for r in rows)
+        print(f"\n[{s}]")
+        print(f"{'role':<11}{'model':<34}{'calls':>9}{'prompt':>14}{'cached':>13}{'prefill':>14}{'output':>12}{'USD':>11}")
+        tot = defaultdict(float)
+        for r in rows:
+            print(f"{r['role']:<11}{r['model'][:33]:<34}{r['calls']:>9.0f}{r['prompt_tokens']:>14,.0f}{r['cached_tokens']:>13,.0f}"
+                  f"{r['prefill_tokens']:>14,.0f}{r['output_tokens']:>12,.0f}{r['usd']:>11.2f}")
+            for k in ("calls", "prompt_tokens", "cached_tokens", "prefill_tokens", "output_tokens", "usd"):
+                tot[k] += r[k]
+        print(f"{'total':<45}{tot['calls']:>9.0f}{tot['prompt_tokens']:>14,.0f}{tot['cached_tokens']:>13,.0f}"
+              f"{tot['prefill_tokens']:>14,.0f}{tot['output_tokens']:>12,.0f}{tot['usd']:>11.2f}")
+    return rows_all

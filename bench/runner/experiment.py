@@ -1,0 +1,162 @@
+"""Run the configured strategies over the dataset: resumable, bounded-concurrency, one transaction per question."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.config import RootCfg
+from bench.errors import ConfigError
+from bench.runner.checkpoint import CheckpointStore
+from bench.runner.keys import ingest_key, run_key, run_spec
+from bench.runner.manifest import git_state, now_iso, package_versions, scrub
+from bench.runner.progress import Progress
+from bench.runner.question import QuestionEnv, process_question
+
+
+@dataclass
+class RunOutcome:
+    run_key: str
+    strategy: str
+    planned: int
+    computed: int
+    skipped: int
+    failed: int
+    errors: list[str] = field(default_factory=list)
+
+
+def load_data(cfg: RootCfg):
+    from bench.data.loader import load_dataset
+
+    ds = load_dataset(cfg.dataset.name, cfg.dataset.data_dir)
+    d = cfg.dataset
+    if d.limit or d.per_type or d.ids or d.sample:
+        ds = ds.subset(first_n=d.limit or None, per_type=d.per_type, ids=d.ids, sample=d.sample, seed=d.seed)
+    return ds
+
+
+def make_gateway(cfg: RootCfg, *, offline_roles: bool = False):
+    from bench.gateway import Gateway, GatewayConfig, RoleModel
+
+    roles = {}
+    for r in ("actor", "observer", "reflector", "judge", "summarizer", "embedder"):
+        rm = getattr(cfg.model, r)
+        model = rm.model
+        if offline_roles and not model.startswith("offline/"):
+            model = OFFLINE_FOR_ROLE[r]
+        roles[r] = RoleModel(model=model, params=dict(rm.params) if not offline_roles else {})
+    Path(cfg.output.response_cache).parent.mkdir(parents=True, exist_ok=True)
+    return Gateway(
+        GatewayConfig(
+            roles=roles,
+            cache_path=cfg.output.response_cache,
+            cache_policy=cfg.output.response_cache_policy,
+            max_attempts=cfg.gateway.max_attempts,
+            rpm=dict(cfg.gateway.rpm),
+            tpm=dict(cfg.gateway.tpm),
+            max_concurrency=cfg.gateway.max_concurrency,
+            timeout_s=cfg.gateway.timeout_s,
+        )
+    )
+
+
+OFFLINE_FOR_ROLE = {
+    "actor": "offline/reader",
+    "observer": "offline/observer",
+    "reflector": "offline/reflector",
+    "judge": "offline/judge",
+    "summarizer": "offline/summarizer",
+    "embedder": "offline/embedder",
+}
+
+
+def make_sims_factory(cfg: RootCfg, actor_model: str):
+    from bench.cachesim import make_simulator
+
+    params = cfg.cachesim.params or {}
+
+    def factory() -> dict[str, Any]:
+        return {p: make_simulator(p, **dict(params.get(p) or {})) for p in cfg.cachesim.profiles}
+
+    try:
+        factory()
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ConfigError(f"cachesim: {exc} (check cachesim.profiles / cachesim.params)") from None
+    return factory
+
+
+def build_manifest(cfg: RootCfg, ds, strategy: str, key: str, raw_cfg: dict[str, Any]) -> dict[str, Any]:
+    from bench.gateway.usage import price_map_version
+
+    return {
+        "run_key": key,
+        "name": cfg.experiment_name,
+        "strategy": strategy,
+        "config": scrub(raw_cfg),
+        "spec": scrub(run_spec(cfg, strategy, ds.sha256, ds.subset_ids)),
+        "git": git_state(),
+        "packages": package_versions(),
+        "dataset": {"name": ds.name, "sha256": ds.sha256, "split": ds.split, "official": ds.official,
+                    "path": str(ds.path) if ds.path else None},
+        "n_questions_planned": len(ds.instances),
+        "tokenizer": "o200k_base",
+        "price_map": price_map_version(),
+        "actor_model": cfg.model.actor.model,
+        "judge_model": cfg.model.judge.model,
+        "started_at": now_iso(),
+    }
+
+
+async def run_strategy(cfg: RootCfg, ds, strategy: str, store, gateway, raw_cfg: dict[str, Any],
+                       progress: Progress, *, dry_run: bool = False) -> RunOutcome:
+    from bench.evaluate.judge import Judge
+    from om_core.tokens import default_counter
+
+    key = run_key(cfg, strategy, ds.sha256, ds.subset_ids)
+    if dry_run:
+        key = "dryrun-" + key
+    store.upsert_run(key, build_manifest(cfg, ds, strategy, key, raw_cfg))
+    done = store.done_question_ids(key)
+    todo = [i for i in ds.instances if i.question_id not in done]
+    judge = Judge(gateway.model("judge"), source=cfg.judge.source, official_repo=cfg.judge.official_repo,
+                  repeats=cfg.judge.repeats, model_name=cfg.model.judge.model)
+    env = QuestionEnv(
+        cfg=cfg, strategy_name=strategy, gateway=gateway, counter=default_counter(), judge=judge,
+        checkpoints=CheckpointStore(cfg.output.checkpoint_dir, ingest_key(cfg, strategy, ds.sha256) + ("-dry" if dry_run else ""))
+        if cfg.run.checkpoints else None,
+        make_sims=make_sims_factory(cfg, cfg.model.actor.model),
+        actor_model_name=cfg.model.actor.model, judge_model_name=cfg.model.judge.model,
+    )
+    out = RunOutcome(key, strategy, len(ds.instances), 0, len(ds.instances) - len(todo), 0)
+    progress.start_run(strategy, total=len(ds.instances), done=out.skipped)
+    queue: asyncio.Queue = asyncio.Queue()
+    for inst in todo:
+        queue.put_nowait(inst)
+
+    async def worker() -> None:
+        # a fixed pool of workers pulls questions: bounded concurrency, no coroutine per question
+        while True:
+            try:
+                inst = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            try:
+                res = await process_question(inst, env)
+            except Exception as exc:  # one question's failure never stops the run
+                if cfg.run.fail_fast:
+                    raise
+                out.failed += 1
+                out.errors.append(f"{inst.question_id}: {type(exc).__name__}: {exc}")
+                progress.advance(strategy, failed=True)
+                continue
+            # the store is synchronous: one transaction per question, written from the event loop thread
+            store.write_question(key, res.sample, res.calls, res.turns, res.judgments)
+            out.computed += 1
+            progress.advance(strategy, result=res)
+
+    await asyncio.gather(*(worker() for _ in range(min(cfg.run.concurrency, max(1, len(todo))))))
+    store.finish_run(key)
+    progress.end_run(strategy)
+    return out

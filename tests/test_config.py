@@ -1,0 +1,65 @@
+"""The Hydra tree composes, every experiment validates, and bad values fail with a one-line message."""
+
+from __future__ import annotations
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+from bench.cli.run import config_dir
+from bench.config import validate
+from bench.errors import ConfigError
+from bench.runner.keys import ingest_key, run_key
+
+EXPERIMENTS = ["quick", "mastra_gpt4o", "mastra_gpt5mini", "baselines_gpt4o", "om_threshold_sweep"]
+
+
+def _compose(overrides: list[str]):
+    with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
+        return compose(config_name="config", overrides=overrides)
+
+
+@pytest.mark.parametrize("exp", EXPERIMENTS)
+def test_every_experiment_composes_and_validates(exp: str) -> None:
+    root = validate(_compose([f"experiment={exp}"]))
+    assert root.experiment_name == exp
+    assert set(root.run_strategies) <= set(root.strategies)
+
+
+def test_mastra_presets_are_faithful() -> None:
+    r5 = validate(_compose(["experiment=mastra_gpt5mini"]))
+    r4 = validate(_compose(["experiment=mastra_gpt4o"]))
+    for r in (r4, r5):
+        assert r.dataset.name == "longmemeval_s"
+        om = r.strategies["om"].params
+        assert (om["profile"], om["scope"], om["message_tokens"], om["observation_tokens"]) == ("m11", "resource", 30000, 40000)
+        assert "gemini-2.5-flash" in r.model.observer.model and "gemini-2.5-flash" in r.model.reflector.model
+        assert r.model.observer.params["temperature"] == 0.3 and r.model.reflector.params["temperature"] == 0.0
+        assert r.model.judge.model.endswith("gpt-4o-2024-08-06")
+    assert r5.model.actor.model.endswith("gpt-5-mini") and "gpt-4o" in r4.model.actor.model
+    # ingest once, answer many: the two presets share the ingestion key but not the run key
+    assert ingest_key(r4, "om", "sha") == ingest_key(r5, "om", "sha")
+    assert run_key(r4, "om", "sha", None) != run_key(r5, "om", "sha", None)
+
+
+def test_threshold_changes_ingestion_key() -> None:
+    a = validate(_compose(["strategies.om.params.message_tokens=20000"]))
+    b = validate(_compose([]))
+    assert ingest_key(a, "om", "x") != ingest_key(b, "om", "x")
+    assert run_key(b, "om", "x", None) == run_key(validate(_compose([])), "om", "x", None)
+
+
+@pytest.mark.parametrize(
+    "override, needle",
+    [
+        ("run.concurrency=0", "run.concurrency"),
+        ("answer.method=guess", "answer.method"),
+        ("run_strategies=[om,magic]", "magic"),
+        ("judge.source=official", "official_repo"),
+        ("run.concurrency=lots", "run.concurrency"),
+    ],
+)
+def test_bad_values_fail_with_one_line(override: str, needle: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        validate(_compose([override]))
+    msg = str(err.value)
+    assert needle in msg and "\n" not in msg
