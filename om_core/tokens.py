@@ -7,6 +7,7 @@ litellm's bundled folder (found without importing litellm, whose import is slow)
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import threading
 from collections import OrderedDict
@@ -84,26 +85,60 @@ class TokenCounter:
                 self._memo.popitem(last=False)
         return n
 
-    def count_message(self, role: str, content: str | Any) -> float:
-        """Tokens of one message: encode(role + payload) + per-message overhead."""
-        if isinstance(content, str):
-            return self.count_string(role + content) + MESSAGE_OVERHEAD
-        import json
+    def decode(self, ids: Iterable[int]) -> str:
+        return self._enc.decode(list(ids))
 
-        payload = json.dumps(content, ensure_ascii=False)
-        return max(0, self.count_string(role + payload) - JSON_PAYLOAD_DISCOUNT) + MESSAGE_OVERHEAD
+    def truncate(self, text: str, max_tokens: int) -> tuple[str, int]:
+        """The longest token prefix of `text` within `max_tokens`, and how many tokens were dropped."""
+        if max_tokens < 0:
+            raise ValueError(f"max_tokens must be >= 0, got {max_tokens}")
+        ids = self.encode(text)
+        if len(ids) <= max_tokens:
+            return text, 0
+        return self.decode(ids[:max_tokens]), len(ids) - max_tokens
+
+    def count_payload(self, payload: Any) -> float:
+        """Tokens of a part payload: strings as they are; structured JSON minus its structural discount."""
+        if isinstance(payload, str):
+            return self.count_string(payload)
+        text = json.dumps(payload, ensure_ascii=False, default=str)
+        return max(0, self.count_string(text) - JSON_PAYLOAD_DISCOUNT)
+
+    def count_tool_call(self, call: Any) -> float:
+        """Tokens of one tool invocation: name + arguments, and for a finished call its result as an
+        extra message (another per-message overhead). Accepts om_core ToolCall or a dict of its fields."""
+        get = call.get if isinstance(call, dict) else (lambda k, d=None: getattr(call, k, d))
+        total = self.count_string(str(get("name", "") or "")) + self.count_payload(get("args") or {})
+        if get("state", "result") in ("result", "error", "denied"):
+            total += MESSAGE_OVERHEAD + self.count_payload(get("result"))
+        return total
+
+    def count_message(self, role: str, content: str | Any, tool_calls: Iterable[Any] = ()) -> float:
+        """Tokens of one message: encode(role + payload) + per-message overhead (+ its tool calls)."""
+        if isinstance(content, str):
+            total = self.count_string(role + content) + MESSAGE_OVERHEAD
+        else:
+            payload = json.dumps(content, ensure_ascii=False, default=str)
+            total = max(0, self.count_string(role + payload) - JSON_PAYLOAD_DISCOUNT) + MESSAGE_OVERHEAD
+        for call in tool_calls:
+            total += self.count_tool_call(call)
+        return total
 
     def count_messages(self, messages: Iterable[Any]) -> int:
         """Conversation total: per-message counts plus the per-conversation overhead.
 
-        Accepts om_core Messages (role/content attributes) or dicts with "role"/"content".
+        Accepts om_core Messages (role/content/tool_calls attributes) or dicts with "role"/"content"
+        (and optionally "tool_calls"). Every string is memoised, so recounting a grown history only
+        tokenises what is new.
         """
         total = 0.0
         n = 0
         for m in messages:
-            role = m["role"] if isinstance(m, dict) else m.role
-            content = m["content"] if isinstance(m, dict) else m.content
-            total += self.count_message(role, content)
+            if isinstance(m, dict):
+                role, content, calls = m["role"], m["content"], m.get("tool_calls") or ()
+            else:
+                role, content, calls = m.role, m.content, getattr(m, "tool_calls", ())
+            total += self.count_message(role, content, calls)
             n += 1
         return round(total + (CONVERSATION_OVERHEAD if n else 0))
 

@@ -1,0 +1,196 @@
+"""How messages are shown to the Observer (spec §3.2, §6.2, §6.3).
+
+m31: a compact line format with a date header on each date change and a time label only when it changes;
+tool exchanges deduplicated by call id, results cut to 5,000 tokens. m11: one bold header per message,
+messages separated by `---`, tool calls and results as untruncated JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from datetime import datetime, timezone, tzinfo
+from typing import Any, Sequence
+
+from .dates import clock_12h
+from .prompts import check_profile
+from .tokens import TokenCounter, default_counter
+from .types import Message, ToolCall
+
+TOOL_RESULT_MAX_TOKENS = 5_000
+TOOL_ARGS_MAX_TOKENS = 2_000
+ARG_STRING_PREVIEW = 160
+ARG_MAX_PER_CONTAINER = 20
+ARG_MAX_DEPTH = 5
+ARG_MAX_ENTRIES = 100
+ENCRYPTED_MAX_CHARS = 256
+TEMPORAL_GAP_PREFIX = "__temporal_gap_"  # id prefix of temporal-gap marker messages (spec §5.6)
+
+_ROLE_LABEL = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool"}
+_TERMINAL_LABEL = {"result": "Tool Result", "error": "Tool Error", "denied": "Tool Denied"}
+
+
+def _local(m: Message, tz: tzinfo) -> datetime:
+    if m.created_at.tzinfo is None:
+        raise ValueError(f"message {m.id!r}: created_at must be timezone-aware")
+    return m.created_at.astimezone(tz)
+
+
+def _strip_encrypted(value: Any) -> Any:
+    """Replace long `encryptedContent` strings (opaque provider blobs) with a short note."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if k == "encryptedContent" and isinstance(v, str) and len(v) > ENCRYPTED_MAX_CHARS:
+                out[k] = f"[stripped encryptedContent: {len(v)} characters]"
+            else:
+                out[k] = _strip_encrypted(v)
+        return out
+    if isinstance(value, list):
+        return [_strip_encrypted(v) for v in value]
+    return value
+
+
+def _json(value: Any, indent: int | None = 2) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=indent, default=str)
+
+
+def _cap_tokens(text: str, max_tokens: int, counter: TokenCounter) -> str:
+    kept, dropped = counter.truncate(text, max_tokens)
+    return text if not dropped else f"{kept}\n... [truncated ~{dropped} tokens]"
+
+
+def render_tool_result(result: Any, counter: TokenCounter, max_tokens: int | None = TOOL_RESULT_MAX_TOKENS) -> str:
+    """A tool result as the m31 Observer sees it: text as is, other values as 2-space JSON, capped."""
+    if result is None:
+        return ""
+    text = result if isinstance(result, str) else _json(_strip_encrypted(result))
+    return text if max_tokens is None else _cap_tokens(text, max_tokens, counter)
+
+
+def _leaf(value: Any) -> str:
+    if isinstance(value, str) and len(value) > ARG_STRING_PREVIEW:
+        preview = _json(value[:ARG_STRING_PREVIEW], None)
+        return f"<string, {len(value)} characters; preview size-limited> {preview}…"
+    return _json(value, None)
+
+
+def outline_args(args: Any, counter: TokenCounter, max_tokens: int = TOOL_ARGS_MAX_TOKENS) -> str:
+    """Breadth-first `path: value` outline of tool arguments, bounded in breadth, depth and tokens."""
+    if not isinstance(args, (dict, list)):
+        return _leaf(args)
+    entries: list[str] = []
+    queue: deque[tuple[str, Any, int]] = deque([("", args, 1)])
+    while queue and len(entries) < ARG_MAX_ENTRIES:
+        path, container, depth = queue.popleft()
+        items = list(container.items()) if isinstance(container, dict) else list(enumerate(container))
+        for i, (key, value) in enumerate(items):
+            if len(entries) >= ARG_MAX_ENTRIES:
+                break
+            if i >= ARG_MAX_PER_CONTAINER:
+                entries.append(f"{path or '(root)'}: … {len(items) - i} more entries")
+                break
+            sub = (f"{path}[{key}]" if path else f"[{key}]") if isinstance(container, list) else (
+                f"{path}.{key}" if path else str(key)
+            )
+            if isinstance(value, (dict, list)) and value:
+                if depth >= ARG_MAX_DEPTH:
+                    entries.append(f"{sub}: <{type(value).__name__} with {len(value)} entries>")
+                else:
+                    queue.append((sub, value, depth + 1))
+            else:
+                entries.append(f"{sub}: {_leaf(value)}")
+    return _cap_tokens("\n".join(entries), max_tokens, counter)
+
+
+def _cut(text: str, max_chars: int | None) -> str:
+    return text if max_chars is None or len(text) <= max_chars else text[:max_chars] + "…"
+
+
+def _format_m31(messages: Sequence[Message], tz: tzinfo, counter: TokenCounter, max_chars: int | None) -> str:
+    lines: list[str] = []
+    last_date = None
+    last_clock: str | None = None
+    seen_calls: set[str] = set()
+    seen_results: set[str] = set()
+
+    for m in messages:
+        when = _local(m, tz)
+        if when.date() != last_date:
+            lines.append(f"{when:%b} {when.day} {when.year}:")
+            last_date, last_clock = when.date(), None
+
+        def stamp() -> str:
+            # Only the first line at a new clock time carries it; later lines inherit.
+            nonlocal last_clock
+            clock = clock_12h(when)
+            if clock == last_clock:
+                return ""
+            last_clock = clock
+            return f" ({clock})"
+
+        if m.id.startswith(TEMPORAL_GAP_PREFIX):
+            lines.append(m.content)
+            continue
+        if m.content.strip():
+            label = "Tool Result" if m.role == "tool" else _ROLE_LABEL.get(m.role, m.role.title())
+            body = render_tool_result(m.content, counter) if m.role == "tool" else _cut(m.content, max_chars)
+            lines.append(f"{label}{stamp()}: {body}")
+        for call in m.tool_calls:
+            lines.extend(_m31_tool_lines(call, stamp, counter, max_chars, seen_calls, seen_results))
+    return "\n".join(lines)
+
+
+def _m31_tool_lines(
+    call: ToolCall, stamp: Any, counter: TokenCounter, max_chars: int | None, seen_calls: set[str], seen_results: set[str]
+) -> list[str]:
+    out: list[str] = []
+    if call.id not in seen_calls:
+        seen_calls.add(call.id)
+        args = _cut(outline_args(call.args, counter), max_chars) if call.args else ""
+        out.append(f"Tool Call {call.name}{stamp()}" + (f": {args}" if args else ""))
+    if call.state in _TERMINAL_LABEL and call.id not in seen_results:
+        seen_results.add(call.id)
+        body = _cut(render_tool_result(call.result, counter), max_chars)
+        out.append(f"{_TERMINAL_LABEL[call.state]} {call.name}{stamp()}" + (f": {body}" if body else ""))
+    return out
+
+
+def _format_m11(messages: Sequence[Message], tz: tzinfo, max_chars: int | None) -> str:
+    blocks: list[str] = []
+    for m in messages:
+        when = _local(m, tz)
+        parts: list[str] = []
+        if m.content.strip():
+            parts.append(_cut(m.content, max_chars))
+        for call in m.tool_calls:
+            parts.append(f"[Tool Call: {call.name}]\n{_cut(_json(call.args), max_chars)}")
+            if call.state in _TERMINAL_LABEL:
+                result = call.result if isinstance(call.result, str) else _json(call.result)
+                parts.append(f"[Tool Result: {call.name}]\n{_cut(result, max_chars)}")
+        if not parts:
+            continue
+        label = _ROLE_LABEL.get(m.role, m.role.title())
+        stamp = f"{when:%b} {when.day}, {when.year}, {clock_12h(when)}"
+        blocks.append(f"**{label} ({stamp}):**\n" + "\n".join(parts))
+    return "\n\n---\n\n".join(blocks)
+
+
+def format_messages(
+    messages: Sequence[Message],
+    profile: str,
+    *,
+    tz: tzinfo = timezone.utc,
+    counter: TokenCounter | None = None,
+    max_part_chars: int | None = None,
+) -> str:
+    """Render messages for the Observer in the profile's format. Times are shown in `tz` (UTC default).
+
+    `max_part_chars` cuts each text part (used for the Actor's OTHER-conversations block, 500 there).
+    """
+    check_profile(profile)
+    if max_part_chars is not None and max_part_chars < 1:
+        raise ValueError(f"max_part_chars must be >= 1, got {max_part_chars}")
+    if profile == "m11":
+        return _format_m11(messages, tz, max_part_chars)
+    return _format_m31(messages, tz, counter or default_counter(), max_part_chars)

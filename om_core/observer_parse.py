@@ -1,0 +1,117 @@
+"""Parsing Observer (and Reflector) output (spec §3.5, §3.6)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .degenerate import detect_degenerate_repetition
+
+MAX_LINE_CHARS = 10_000
+TRUNCATION_NOTE = " … [truncated]"
+
+# Tags count only at the start of a line, so prose that mentions "<observations>" is not taken as output.
+_OBSERVATIONS = re.compile(r"^[ \t]*<observations>(.*?)^[ \t]*</observations>", re.MULTILINE | re.DOTALL)
+_CURRENT_TASK = re.compile(r"^[ \t]*<current-task>(.*?)</current-task>", re.MULTILINE | re.DOTALL)
+_SUGGESTED = re.compile(r"^[ \t]*<suggested-response>(.*?)</suggested-response>", re.MULTILINE | re.DOTALL)
+_TITLE = re.compile(r"^[ \t]*<thread-title>(.*?)</thread-title>", re.MULTILINE | re.DOTALL)
+_THREAD = re.compile(r'<thread id="([^"]*)">(.*?)</thread>', re.DOTALL)
+_ANY_HINT = re.compile(
+    r"<(current-task|suggested-response|thread-title)>.*?</\1>", re.DOTALL
+)
+_LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d+\.)\s+\S")
+
+
+@dataclass
+class ThreadSection:
+    observations: str
+    current_task: str | None = None
+    suggested_response: str | None = None
+
+
+@dataclass
+class ObserverOutput:
+    observations: str
+    current_task: str | None = None
+    suggested_response: str | None = None
+    thread_title: str | None = None
+    threads: dict[str, ThreadSection] = field(default_factory=dict)
+    degenerate: bool = False
+
+
+def sanitize_lines(text: str) -> str:
+    """Cut any line longer than 10,000 characters, marking the cut."""
+    return "\n".join(
+        line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + TRUNCATION_NOTE for line in text.split("\n")
+    )
+
+
+def _first(pattern: re.Pattern[str], text: str) -> str | None:
+    m = pattern.search(text)
+    if not m:
+        return None
+    value = m.group(1).strip()
+    return value or None
+
+
+def _list_lines_only(text: str) -> str:
+    """Fallback when no <observations> block is found: keep only list lines, hints removed first."""
+    without_hints = _ANY_HINT.sub("", text)
+    return "\n".join(line.rstrip() for line in without_hints.split("\n") if _LIST_LINE.match(line))
+
+
+def _observation_content(text: str) -> str:
+    blocks = [m.group(1).strip("\n") for m in _OBSERVATIONS.finditer(text)]
+    if blocks:
+        return "\n".join(b.strip() for b in blocks if b.strip())
+    return _list_lines_only(text)
+
+
+def _parse_threads(text: str) -> dict[str, ThreadSection]:
+    threads: dict[str, ThreadSection] = {}
+    for m in _THREAD.finditer(text):
+        tid, body = m.group(1).strip(), m.group(2)
+        task, suggested = _first(_CURRENT_TASK, body), _first(_SUGGESTED, body)
+        obs = sanitize_lines(_ANY_HINT.sub("", body).strip())
+        if tid in threads:  # the same thread twice: join its sections, later hints win
+            prev = threads[tid]
+            obs = "\n".join(x for x in (prev.observations, obs) if x)
+            task, suggested = task or prev.current_task, suggested or prev.suggested_response
+        threads[tid] = ThreadSection(obs, task, suggested)
+    return threads
+
+
+def parse_observer_output(text: str, *, multi_thread: bool = False, check_degenerate: bool = True) -> ObserverOutput:
+    """Split raw model output into observations and hints.
+
+    Degenerate (looping) output gives an empty result with `degenerate=True`. In multi-thread mode the
+    `<thread id="…">` sections are parsed into `threads`, and `observations` holds them re-wrapped
+    without their per-thread hints.
+    """
+    if check_degenerate and detect_degenerate_repetition(text):
+        return ObserverOutput(observations="", degenerate=True)
+    blocks = [m.group(1) for m in _OBSERVATIONS.finditer(text)]
+    title = _first(_TITLE, text)
+    if not multi_thread:
+        return ObserverOutput(
+            observations=sanitize_lines(_observation_content(text)),
+            current_task=_first(_CURRENT_TASK, text),
+            suggested_response=_first(_SUGGESTED, text),
+            thread_title=title,
+        )
+    scope = "\n".join(blocks) if blocks else text
+    threads = _parse_threads(scope)
+    outside = _THREAD.sub("", text)  # hints outside any thread section belong to the whole call
+    if threads:
+        observations = "\n".join(
+            f'<thread id="{tid}">\n{sec.observations}\n</thread>' for tid, sec in threads.items() if sec.observations
+        )
+    else:
+        observations = sanitize_lines(_observation_content(text))
+    return ObserverOutput(
+        observations=observations,
+        current_task=_first(_CURRENT_TASK, outside),
+        suggested_response=_first(_SUGGESTED, outside),
+        thread_title=title,
+        threads=threads,
+    )

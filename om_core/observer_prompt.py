@@ -1,0 +1,134 @@
+"""The Observer's prompt: system instructions and the user message(s) around the history (spec §3.1, §3.6)."""
+
+from __future__ import annotations
+
+from datetime import timezone, tzinfo
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from .observer_format import format_messages
+from .prompts import check_profile, load
+from .tokens import TokenCounter
+from .types import Message
+
+PromptsFolder = str | Path | None
+
+_METADATA_LABELS = {
+    "current_task": "Current task",
+    "suggested_response": "Suggested response",
+    "thread_title": "Thread title",
+}
+
+
+def observer_instruction_set(profile: str, prompts_folder: PromptsFolder = None) -> str:
+    """Rules + output format + guidelines: what the Reflector is shown of the Observer's instructions."""
+    return "\n\n".join(load(profile, n, prompts_folder) for n in ("observer_rules", "observer_output", "observer_guidelines"))
+
+
+def build_observer_system_prompt(
+    profile: str,
+    *,
+    multi_thread: bool = False,
+    instruction: str | None = None,
+    thread_title: bool = False,
+    continuation_hints: bool = True,
+    prompts_folder: PromptsFolder = None,
+) -> str:
+    check_profile(profile)
+    names = ["observer_intro", "observer_rules", "observer_output"]
+    if continuation_hints:
+        names.append("observer_output_hints")
+    if thread_title:
+        names.append("observer_output_title")
+    names += ["observer_guidelines", "observer_multi_thread" if multi_thread else "observer_single_thread"]
+    names.append("observer_closing")
+    parts = [load(profile, n, prompts_folder) for n in names]
+    if instruction and instruction.strip():
+        parts.append("=== CUSTOM INSTRUCTIONS ===\n" + instruction.strip())
+    return "\n\n".join(parts)
+
+
+def _metadata_block(prior: Mapping[str, str] | None, profile: str, folder: PromptsFolder) -> str | None:
+    lines = [
+        f"- {_METADATA_LABELS.get(k, k)}: {v.strip()}" for k, v in (prior or {}).items() if v and str(v).strip()
+    ]
+    if not lines:
+        return None
+    return "## Prior Thread Metadata\n\n" + load(profile, "observer_prior_metadata", folder) + "\n\n" + "\n".join(lines)
+
+
+def _history(
+    profile: str,
+    messages: Sequence[Message] | None,
+    threads: Mapping[str, Sequence[Message]] | None,
+    tz: tzinfo,
+    counter: TokenCounter | None,
+) -> str:
+    if (messages is None) == (threads is None):
+        raise ValueError("give exactly one of messages= (one thread) or threads= (thread id -> messages)")
+    if messages is not None:
+        if not messages:
+            raise ValueError("no messages to observe: messages= is empty")
+        return format_messages(messages, profile, tz=tz, counter=counter)
+    assert threads is not None
+    if not threads or not any(threads.values()):
+        raise ValueError("no messages to observe: threads= is empty")
+    sections = []
+    for tid, msgs in threads.items():
+        if not tid or '"' in tid or "<" in tid or ">" in tid:
+            raise ValueError(f"bad thread id {tid!r}: it must be non-empty and free of quotes and angle brackets")
+        if msgs:
+            sections.append(f'<thread id="{tid}">\n{format_messages(msgs, profile, tz=tz, counter=counter)}\n</thread>')
+    return "\n\n".join(sections)
+
+
+def build_observer_messages(
+    profile: str,
+    *,
+    existing_observations: str,
+    messages: Sequence[Message] | None = None,
+    threads: Mapping[str, Sequence[Message]] | None = None,
+    prior_metadata: Mapping[str, str] | None = None,
+    buffered: bool = False,
+    instruction: str | None = None,
+    thread_title: bool = False,
+    prompts_folder: PromptsFolder = None,
+    tz: tzinfo = timezone.utc,
+    counter: TokenCounter | None = None,
+) -> list[dict[str, Any]]:
+    """System prompt + user message(s) for one Observer call.
+
+    m31: [system, task prompt, history]; m11: [system, one message: previous → history → task].
+    `prior_metadata` keys current_task / suggested_response / thread_title get labels; others show as is.
+    `buffered` drops the continuation-hint sections and asks for <observations> every time.
+    """
+    check_profile(profile)
+    multi = threads is not None
+    history = "## New Message History to Observe\n\n" + _history(profile, messages, threads, tz, counter)
+    system = build_observer_system_prompt(
+        profile,
+        multi_thread=multi,
+        instruction=instruction,
+        thread_title=thread_title,
+        continuation_hints=not buffered,
+        prompts_folder=prompts_folder,
+    )
+    context: list[str] = []
+    if existing_observations and existing_observations.strip():
+        note = load(profile, "observer_previous_note", prompts_folder)
+        context.append(f"## Previous Observations\n\n{existing_observations.strip()}\n\n---\n\n{note}")
+    meta = _metadata_block(prior_metadata, profile, prompts_folder)
+    if meta:
+        context.append(meta)
+    task = load(profile, "observer_task_multi" if multi else "observer_task", prompts_folder)
+    if buffered:
+        task += "\n\n" + load(profile, "buffered_note", prompts_folder)
+    task = "## Your Task\n\n" + task
+
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}]
+    if profile == "m11":
+        out.append({"role": "user", "content": "\n\n".join([*context, history, task])})
+    else:
+        out.append({"role": "user", "content": "\n\n".join([*context, task])})
+        out.append({"role": "user", "content": history})
+    return out
