@@ -1,0 +1,114 @@
+"""`openai`: automatic prompt caching (spec C.1).
+
+cached = 0 if L < min_prefix else min_prefix + block*floor((L - min_prefix)/block), L = longest common
+token prefix with a live entry of the same (model, stream). Every prompt is written whole; an entry dies
+after `ttl_s` without use or `max_lifetime_s` after it was written, whichever comes first; a use (the
+prompt walking through it) refreshes the idle timer. A prefix that died takes its continuations with it.
+Not modelled: machine routing and the ~15 requests/min overflow to other machines (misses).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from bench.cachesim.base import CacheResult
+from bench.cachesim.common import Pricing, check_positive, lookup_by_model, result, to_seconds
+from bench.cachesim.trie import Node, match_length, prune
+
+# Cached-input price / input price, by model family (litellm 1.110.2 cost map, spec C.1).
+READ_MULTIPLIERS: tuple[tuple[str, float], ...] = (
+    ("gpt-4o", 0.5),
+    ("gpt-4o-mini", 0.5),
+    ("gpt-4.1", 0.25),
+    ("o3", 0.25),
+    ("o4-mini", 0.25),
+    ("gpt-5", 0.1),
+)
+
+
+@dataclass
+class OpenAIConfig(Pricing):
+    min_prefix: int = 1024  # prompts shorter than this are never cached
+    block_tokens: int = 128  # hits grow in blocks of this size above min_prefix
+    retention: str = "in_memory"  # "in_memory" | "24h" (prompt_cache_retention)
+    ttl_s: float = 600.0  # idle eviction, in-memory ("5-10 min": the upper end)
+    max_lifetime_s: float = 3600.0  # in-memory entries never outlive this ("always within 1 h")
+    extended_ttl_s: float = 86400.0  # both limits under retention="24h"
+    write_multiplier: float = 1.0  # 1.25 for GPT-5.6+ (then write tokens are reported)
+    read_multiplier: float | None = None  # None => by model family (READ_MULTIPLIERS)
+    default_read_multiplier: float = 0.5  # models not in the table
+    prune_every: int = 64  # observes between sweeps of dead entries
+
+    def __post_init__(self) -> None:
+        if self.retention not in ("in_memory", "24h"):
+            raise ValueError(f"openai: retention must be 'in_memory' or '24h' (got {self.retention!r})")
+        check_positive(
+            "openai", min_prefix=self.min_prefix, ttl_s=self.ttl_s, max_lifetime_s=self.max_lifetime_s,
+            write_multiplier=self.write_multiplier, input_per_token=self.input_per_token,
+        )
+        if self.block_tokens <= 0:
+            raise ValueError(f"openai: block_tokens must be > 0 (got {self.block_tokens})")
+
+    @property
+    def idle_s(self) -> float:
+        return self.extended_ttl_s if self.retention == "24h" else self.ttl_s
+
+    @property
+    def lifetime_s(self) -> float:
+        return self.extended_ttl_s if self.retention == "24h" else self.max_lifetime_s
+
+    def read_mult(self, model: str) -> float:
+        if self.read_multiplier is not None:
+            return self.read_multiplier
+        return lookup_by_model(READ_MULTIPLIERS, model, self.default_read_multiplier)
+
+
+def cacheable(length: int, min_prefix: int = 1024, block: int = 128) -> int:
+    """The 1024 + 128k rule: tokens served from a common prefix of `length` tokens."""
+    if length < min_prefix:
+        return 0
+    return min_prefix + block * ((length - min_prefix) // block)
+
+
+class OpenAISimulator:
+    def __init__(self, config: OpenAIConfig | None = None, name: str = "openai") -> None:
+        self.name = name
+        self.config = config or OpenAIConfig()
+        self._roots: dict[tuple[str, str], Node] = {}
+        self._n = 0
+
+    def reset(self) -> None:
+        self._roots.clear()
+
+    def observe(self, t: datetime | float, prompt: Prompt, model: str = "", stream: str = "actor") -> CacheResult:
+        cfg = self.config
+        now, idle, life = to_seconds(t), cfg.idle_s, cfg.lifetime_s
+
+        def live(nd: Node) -> bool:
+            return now - nd.last < idle and now - nd.born < life
+
+        units = prompt.units()
+        root = self._roots.setdefault((model, stream), Node())
+        common = match_length(root, units, live)
+        node = root
+        for u in units:  # write (or refresh) this prompt's path
+            c = node.children.get(u.key)
+            if c is None:
+                c = node.children[u.key] = Node(u.key, u.ids, node.end + len(u.ids))
+                c.born = now
+            elif not live(c):
+                c.children.clear()  # its continuations were computed on a prefix that is gone
+                c.born = now
+            c.last = now
+            node = c
+        n = node.end
+        cached = cacheable(common, cfg.min_prefix, cfg.block_tokens)
+        write = 0
+        if cfg.write_multiplier != 1.0:  # writes are reported only where they cost extra
+            write = cacheable(n, cfg.min_prefix, cfg.block_tokens) - cached
+        self._n += 1
+        if cfg.prune_every and self._n % cfg.prune_every == 0:
+            for r in self._roots.values():
+                prune(r, live)
+        return result(n, cached, write, cfg.base(model), cfg.read_mult(model), cfg.write_multiplier)

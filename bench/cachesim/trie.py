@@ -1,0 +1,157 @@
+"""A trie over prompt units (message headers and segments) with token-level longest-common-prefix.
+
+Each node is one unit of some earlier prompt; its path from the root is that prompt's prefix. Walking the
+trie by unit key (segment digest) costs O(#segments) and touches no tokens; only where the new prompt
+leaves every stored path are token ids compared, and then with a chunked slice comparison (C speed).
+Nodes reference the unit's id tuple (the tokenizer's memo), so token ids are never duplicated.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from bench.prompt import Unit
+
+INF = float("inf")
+
+
+class Node:
+    """One unit of a stored prompt. Simulators use the fields they need (times, entries, block hashes)."""
+
+    __slots__ = ("key", "ids", "end", "children", "born", "last", "entry", "seq", "hashes", "tail", "chain")
+
+    def __init__(self, key: str = "", ids: tuple[int, ...] = (), end: int = 0) -> None:
+        self.key = key
+        self.ids = ids
+        self.end = end  # tokens from the root through this unit
+        self.children: dict[str, Node] = {}
+        self.born = 0.0  # when this prefix was (re)written (OpenAI max lifetime)
+        self.last = 0.0  # last use (idle TTL)
+        self.entry = -INF  # Anthropic: expiry time of a cache entry ending at this unit
+        self.seq = 0  # last observe() that walked through here (memo pruning)
+        self.hashes: tuple[int, ...] = ()  # vLLM: hashes of full blocks that end inside this unit
+        self.tail: tuple[int, ...] = ()  # vLLM: tokens after the last full block boundary
+        self.chain = 0  # vLLM: hash of the last full block up to here
+
+
+Live = Callable[[Node], bool]
+
+
+def common_prefix(a: Sequence[int], sa: int, b: Sequence[int], sb: int) -> int:
+    """Length of the common prefix of a[sa:] and b[sb:]: slices compared in doubling chunks, then bisected."""
+    n = min(len(a) - sa, len(b) - sb)
+    i, step = 0, 32
+    while i < n:
+        s = min(step, n - i)
+        if a[sa + i : sa + i + s] == b[sb + i : sb + i + s]:
+            i += s
+            step = min(step * 2, 16384)
+            continue
+        lo, hi = i, i + s  # prefix of length lo is equal, of length hi is not
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if a[sa + lo : sa + mid] == b[sb + lo : sb + mid]:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+    return n
+
+
+def _cmp_edge(edge: tuple[int, ...], units: Sequence[Unit], i: int, j: int) -> tuple[int, int, int]:
+    """Match a stored unit's ids against the new stream from (unit i, offset j); may span new units.
+
+    Returns (tokens of `edge` matched, new i, new j)."""
+    k, n_e, m = 0, len(edge), len(units)
+    while k < n_e and i < m:
+        ids = units[i].ids
+        c = common_prefix(edge, k, ids, j)
+        k += c
+        j += c
+        if j == len(ids):
+            i, j = i + 1, 0
+        elif k < n_e:
+            break  # mismatch inside both
+    return k, i, j
+
+
+def match_length(root: Node, units: Sequence[Unit], live: Live) -> int:
+    """Longest common token prefix between the new prompt and any stored path of live nodes.
+
+    Fast path: follow children whose key equals the next unit's key. Where that fails, every live child is
+    compared token by token (depth-first, since a stored unit may end inside a new one and continue below).
+    At a unit boundary an equal-key live child is followed alone (ties to the digest path).
+    """
+    node, i, m = root, 0, len(units)
+    while i < m:
+        c = node.children.get(units[i].key)
+        if c is None or not live(c):
+            break
+        node, i = c, i + 1
+    if i == m or not node.children:
+        return node.end
+    best = node.end
+    stack: list[tuple[Node, int, int]] = [(node, i, 0)]
+    while stack:
+        node, i, j = stack.pop()
+        while j == 0 and i < m:
+            c = node.children.get(units[i].key)
+            if c is None or not live(c):
+                break
+            node, i = c, i + 1
+        if node.end > best:
+            best = node.end
+        if i == m:
+            continue
+        for c in node.children.values():
+            if not live(c):
+                continue
+            k, ii, jj = _cmp_edge(c.ids, units, i, j)
+            if k == len(c.ids):
+                stack.append((c, ii, jj))
+            elif node.end + k > best:
+                best = node.end + k
+    return best
+
+
+def prune(root: Node, keep: Callable[[Node], bool]) -> int:
+    """Drop every child (with its subtree) for which keep() is False; returns the nodes left."""
+    left, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        dead = [k for k, c in node.children.items() if not keep(c)]
+        for k in dead:
+            del node.children[k]
+        left += len(node.children)
+        stack.extend(node.children.values())
+    return left
+
+
+def count_nodes(root: Node) -> int:
+    n, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        n += len(node.children)
+        stack.extend(node.children.values())
+    return n
+
+
+def prune_unless_any(root: Node, pred: Callable[[Node], bool]) -> None:
+    """Drop every subtree in which no node satisfies pred (iterative post-order: tries can be deep)."""
+    order, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        stack.extend(node.children.values())
+    wanted: dict[int, bool] = {}
+    for node in reversed(order):  # children before parents
+        keep = pred(node)
+        dead = []
+        for k, c in node.children.items():
+            if wanted[id(c)]:
+                keep = True
+            else:
+                dead.append(k)
+        for k in dead:
+            del node.children[k]
+        wanted[id(node)] = keep

@@ -1,0 +1,24 @@
+"""`ombench report`: PNG figures plus a Markdown and HTML report from a DuckDB results file."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="write figures and a Markdown/HTML report from the DuckDB results")
+    p.add_argument("--db", default="results/bench.duckdb", help="DuckDB results file (default results/bench.duckdb)")
+    p.add_argument("--out", default="results/report", help="output folder (default results/report)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from bench.report import build_report
+
+    rep = build_report(args.db, args.out)
+    made = [f for f in rep.figures if f.path]
+    print(f"wrote {rep.markdown} and {rep.html} with {len(made)} figures")
+    for f in rep.figures:
+        if not f.path:
+            print(f"  skipped {f.name}: {f.note}")
+    return 0

@@ -1,0 +1,16 @@
+"""The Actor's answering call: one completion over a strategy's Prompt."""
+
+from __future__ import annotations
+
+from bench.prompt import Prompt
+from om_core.llm import ChatModel, Completion
+
+
+async def answer(
+    model: ChatModel, prompt: Prompt, *, max_tokens: int = 800, temperature: float = 0.0
+) -> tuple[str, Completion]:
+    """Return (hypothesis text, completion). 800 tokens is the official reader's effective budget (§4.4)."""
+    completion = await model.complete(
+        prompt.to_messages(), max_tokens=max_tokens, temperature=temperature, role="actor"
+    )
+    return completion.text.strip(), completion

@@ -1,0 +1,180 @@
+"""Accuracy metrics as the official print_qa_metrics.py computes them, plus intervals and paired tests.
+
+Per type (abstention items stay inside their base type), overall = micro over judged items,
+task-averaged = unweighted mean over the types present, abstention = items with '_abs' in the id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+# The order print_qa_metrics.py uses.
+TYPE_ORDER = (
+    "single-session-user",
+    "single-session-preference",
+    "single-session-assistant",
+    "multi-session",
+    "temporal-reasoning",
+    "knowledge-update",
+)
+
+
+@dataclass(frozen=True)
+class Acc:
+    correct: int
+    n: int
+    ci_low: float = float("nan")
+    ci_high: float = float("nan")
+
+    @property
+    def acc(self) -> float:
+        return self.correct / self.n if self.n else float("nan")
+
+
+@dataclass
+class Metrics:
+    per_type: dict[str, Acc]
+    overall: Acc  # micro over judged questions
+    task_averaged: float  # macro over the types present
+    abstention: Acc
+    n_rows: int  # rows given (judged or not)
+    n_total: int | None = None  # questions in the dataset, when known
+    unjudged: list[str] = field(default_factory=list)  # ids with no label (errors)
+
+    @property
+    def partial(self) -> bool:
+        return self.n_total is not None and self.overall.n < self.n_total
+
+    def n_note(self) -> str:
+        return f" (n={self.overall.n} of {self.n_total})" if self.partial else ""
+
+
+def wilson(correct: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    if n == 0:
+        return float("nan"), float("nan")
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(correct, n, alpha=alpha, method="wilson")
+    return float(lo), float(hi)
+
+
+def make_acc(labels: Iterable[bool]) -> Acc:
+    ls = [bool(x) for x in labels]
+    c, n = sum(ls), len(ls)
+    return Acc(c, n, *wilson(c, n))
+
+
+def _get(row: Any, key: str) -> Any:
+    return row.get(key) if isinstance(row, Mapping) else getattr(row, key, None)
+
+
+def summarize(rows: Iterable[Any], *, n_total: int | None = None, label_key: str = "label") -> Metrics:
+    """rows: mappings or objects with question_id, question_type and a bool label (None = not judged)."""
+    by_type: dict[str, list[bool]] = {}
+    all_labels: list[bool] = []
+    abst: list[bool] = []
+    unjudged: list[str] = []
+    n_rows = 0
+    for r in rows:
+        n_rows += 1
+        qid = str(_get(r, "question_id"))
+        label = _get(r, label_key)
+        if label is None or label != label:  # None or NaN from a DataFrame
+            unjudged.append(qid)
+            continue
+        lbl = bool(label)
+        by_type.setdefault(str(_get(r, "question_type")), []).append(lbl)
+        all_labels.append(lbl)
+        if "_abs" in qid:
+            abst.append(lbl)
+    order = [t for t in TYPE_ORDER if t in by_type] + sorted(t for t in by_type if t not in TYPE_ORDER)
+    per_type = {t: make_acc(by_type[t]) for t in order}
+    macro = sum(a.acc for a in per_type.values()) / len(per_type) if per_type else float("nan")
+    return Metrics(
+        per_type=per_type,
+        overall=make_acc(all_labels),
+        task_averaged=macro,
+        abstention=make_acc(abst),
+        n_rows=n_rows,
+        n_total=n_total,
+        unjudged=unjudged,
+    )
+
+
+def _pct(a: Acc) -> str:
+    if not a.n:
+        return "   n/a"
+    return f"{100 * a.acc:6.2f}% [{100 * a.ci_low:5.1f}, {100 * a.ci_high:5.1f}] ({a.correct}/{a.n})"
+
+
+def format_metrics(m: Metrics, title: str | None = None) -> str:
+    """Human-readable summary; every headline number carries '(n=k of N)' on a partial run."""
+    note = m.n_note()
+    lines = [title] if title else []
+    lines.append("Accuracy by question type (Wilson 95% CI):")
+    for t, a in m.per_type.items():
+        lines.append(f"  {t:<27} {_pct(a)}")
+    macro = "n/a" if m.task_averaged != m.task_averaged else f"{100 * m.task_averaged:.2f}%"
+    lines.append(f"Task-averaged (macro over {len(m.per_type)} types): {macro}{note}")
+    lines.append(f"Overall (micro): {_pct(m.overall)}{note}")
+    lines.append(f"Abstention: {_pct(m.abstention)}{note}")
+    if m.unjudged:
+        lines.append(f"Not judged (errors): {len(m.unjudged)}")
+    return "\n".join(lines)
+
+
+# --- paired comparison ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    n: int
+    acc_a: float
+    acc_b: float
+    diff: float  # acc_a - acc_b
+    only_a: int  # a correct, b wrong
+    only_b: int
+    mcnemar_p: float  # exact (binomial) two-sided
+    ci_low: float  # paired bootstrap 95% interval of diff
+    ci_high: float
+
+
+def mcnemar_exact(only_a: int, only_b: int) -> float:
+    k = only_a + only_b
+    if k == 0:
+        return 1.0
+    from scipy.stats import binomtest
+
+    return float(binomtest(min(only_a, only_b), k, 0.5, alternative="two-sided").pvalue)
+
+
+def paired_compare(
+    a: Mapping[str, bool], b: Mapping[str, bool], *, n_boot: int = 10_000, seed: int = 0, alpha: float = 0.05
+) -> PairedComparison:
+    """Compare two strategies on the question ids both judged."""
+    import numpy as np
+
+    ids = sorted(set(a) & set(b))
+    if not ids:
+        raise ValueError("the two runs share no judged question ids; compare runs over the same questions")
+    xa = np.array([bool(a[i]) for i in ids], dtype=float)
+    xb = np.array([bool(b[i]) for i in ids], dtype=float)
+    only_a = int(((xa == 1) & (xb == 0)).sum())
+    only_b = int(((xa == 0) & (xb == 1)).sum())
+    d = xa - xb
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(ids), size=(n_boot, len(ids)))
+    boots = d[idx].mean(axis=1)
+    lo, hi = np.quantile(boots, [alpha / 2, 1 - alpha / 2])
+    return PairedComparison(
+        n=len(ids),
+        acc_a=float(xa.mean()),
+        acc_b=float(xb.mean()),
+        diff=float(d.mean()),
+        only_a=only_a,
+        only_b=only_b,
+        mcnemar_p=mcnemar_exact(only_a, only_b),
+        ci_low=float(lo),
+        ci_high=float(hi),
+    )

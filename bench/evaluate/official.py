@@ -1,0 +1,154 @@
+"""Official LongMemEval file formats: hypothesis JSONL, `.eval-results-<judge>` JSONL, the metrics printout
+(same layout and wording as print_qa_metrics.py, for any judge model), and reference loading."""
+
+from __future__ import annotations
+
+import json
+import lzma
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from bench.errors import DataError, UserError
+from bench.evaluate.judge import judge_short_name
+from bench.evaluate.metrics import TYPE_ORDER, Metrics, summarize
+
+
+@dataclass(frozen=True)
+class RefItem:
+    question_id: str
+    question_type: str
+    question: str
+    answer: str | int
+
+
+def _read_text(path: Path) -> str:
+    if path.suffix == ".xz":
+        return lzma.decompress(path.read_bytes()).decode("utf-8")
+    if path.suffix == ".gz":
+        import gzip
+
+        return gzip.decompress(path.read_bytes()).decode("utf-8")
+    return path.read_text(encoding="utf-8")
+
+
+def read_records(path: str | Path) -> list[dict[str, Any]]:
+    """JSONL, or a JSON array (the official scripts accept both)."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise UserError(f"{p}: file not found; check the path")
+    text = _read_text(p)
+    try:
+        data = json.loads(text)
+        if isinstance(data, list):
+            return data
+        if isinstance(data, dict):
+            return [data]
+    except ValueError:
+        pass
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except ValueError as exc:
+                raise DataError(f"{p}:{n}: not JSON ({exc.msg}); expected one JSON object per line") from exc
+    return out
+
+
+def load_reference(ref: str | Path) -> dict[str, RefItem]:
+    """question_id -> RefItem from a LongMemEval JSON / JSON.xz file (through the data loader when present)."""
+    try:
+        from bench.data.loader import load_dataset
+    except ImportError:
+        load_dataset = None  # type: ignore[assignment]
+    if load_dataset is not None:
+        try:
+            ds = load_dataset(ref)
+            return {i.question_id: RefItem(i.question_id, i.question_type, i.question, i.answer) for i in ds.instances}
+        except UserError:
+            if not Path(str(ref)).expanduser().is_file():
+                raise
+    out: dict[str, RefItem] = {}
+    for r in read_records(ref):  # plain reading: also accepts trimmed reference files
+        try:
+            out[str(r["question_id"])] = RefItem(str(r["question_id"]), r["question_type"], r.get("question", ""), r.get("answer", ""))
+        except (KeyError, TypeError) as exc:
+            raise DataError(f"{ref}: a reference entry lacks {exc}; pass a LongMemEval data file as REF") from exc
+    return out
+
+
+def eval_rows(records: Iterable[Mapping[str, Any]], ref: Mapping[str, RefItem], origin: str = "eval-results") -> list[dict]:
+    """Join `.eval-results` records with the reference: rows for summarize()."""
+    rows, missing = [], []
+    for n, e in enumerate(records, 1):
+        qid = str(e.get("question_id", ""))
+        lab = e.get("autoeval_label")
+        if not isinstance(lab, Mapping) or "label" not in lab:
+            raise DataError(f"{origin}: record {n} ({qid or 'no id'}) has no autoeval_label.label; judge the hypotheses first")
+        if qid not in ref:
+            missing.append(qid)
+            continue
+        rows.append({"question_id": qid, "question_type": ref[qid].question_type, "label": bool(lab["label"]),
+                     "judge_model": lab.get("model"), "hypothesis": e.get("hypothesis")})
+    if missing:
+        raise DataError(f"{origin}: {len(missing)} question ids are not in the reference (e.g. {missing[0]}); pass the matching REF file")
+    return rows
+
+
+def format_official(m: Metrics) -> str:
+    """The print_qa_metrics.py layout; headline numbers carry '(n=k of N)' on a partial file."""
+    note = m.n_note()
+    lines = ["", "Evaluation results by task:"]
+    for t in list(TYPE_ORDER) + [t for t in m.per_type if t not in TYPE_ORDER]:
+        a = m.per_type.get(t)
+        if a is None:
+            lines.append(f"\t{t}: nan (0)")
+        else:
+            lines.append(f"\t{t}: {round(a.acc, 4)} ({a.n})")
+    lines.append("")
+    lines.append(f"Task-averaged Accuracy: {round(m.task_averaged, 4)}{note}")
+    lines.append(f"Overall Accuracy: {round(m.overall.acc, 4)}{note}")
+    lines.append(f"Abstention Accuracy: {round(m.abstention.acc, 4)} ({m.abstention.n}){note}")
+    return "\n".join(lines)
+
+
+def metrics_from_files(eval_results: str | Path, ref: str | Path) -> tuple[Metrics, set[str]]:
+    """Metrics of an eval-results file, plus the judge model names it carries."""
+    reference = load_reference(ref)
+    rows = eval_rows(read_records(eval_results), reference, str(eval_results))
+    if not rows:
+        raise DataError(f"{eval_results}: no judged records; check the file")
+    judges = {str(r["judge_model"]) for r in rows if r["judge_model"]}
+    return summarize(rows, n_total=len(reference)), judges
+
+
+def write_hypotheses(rows: Iterable[Mapping[str, Any]], out: str | Path) -> int:
+    p = Path(out)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with p.open("w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps({"question_id": r["question_id"], "hypothesis": r.get("hypothesis") or ""}) + "\n")
+            n += 1
+    return n
+
+
+def eval_results_path(hyp_path: str | Path, judge_model: str) -> Path:
+    return Path(f"{hyp_path}.eval-results-{judge_short_name(judge_model)}")
+
+
+def write_eval_results(rows: Iterable[Mapping[str, Any]], out: str | Path, judge_model: str) -> int:
+    """One line per judged question: question_id, hypothesis, autoeval_label {model, label}."""
+    p = Path(out)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with p.open("w", encoding="utf-8") as f:
+        for r in rows:
+            if r.get("label") is None:
+                continue
+            rec = {"question_id": r["question_id"], "hypothesis": r.get("hypothesis") or "",
+                   "autoeval_label": {"model": r.get("judge_model") or judge_model, "label": bool(r["label"])}}
+            f.write(json.dumps(rec) + "\n")
+            n += 1
+    return n

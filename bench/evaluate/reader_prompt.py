@@ -1,0 +1,90 @@
+"""The LongMemEval reader prompt (official layout, spec longmemeval §4.4), in the project's own words.
+
+The layout (section headers, session numbering, JSON history, "Current Date" = question date) follows the
+official generation script; the instruction sentences are our paraphrase. Parts come back as ordered
+(key, text) pairs so strategies can turn them into cache-friendly Prompt segments.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal, Sequence
+
+from bench.data.schema import ViewSession
+
+Method = Literal["con", "direct"]
+HistoryFormat = Literal["json", "nl"]
+
+_INSTR_CON = (
+    "Below are earlier chat sessions between you (the assistant) and a user. Using them, answer the "
+    "question that follows. Work step by step: first pick out the facts from the sessions that matter "
+    "for the question, then reason over those facts to reach the answer."
+)
+_INSTR_DIRECT = (
+    "Below are earlier chat sessions between you (the assistant) and a user. Using them, answer the "
+    "question that follows."
+)
+
+
+def instruction(method: Method = "con") -> str:
+    if method == "con":
+        return _INSTR_CON
+    if method == "direct":
+        return _INSTR_DIRECT
+    raise ValueError(f"unknown reader method {method!r}; use 'con' or 'direct'")
+
+
+def _session_content(session: ViewSession, history_format: HistoryFormat) -> str:
+    if history_format == "json":
+        # Only role and content, as the official reader (has_answer is never in a ViewTurn).
+        return json.dumps([{"role": t.role, "content": t.content} for t in session.turns])
+    if history_format == "nl":
+        return "".join(f"\n\n{t.role}: {t.content.strip()}" for t in session.turns)
+    raise ValueError(f"unknown history format {history_format!r}; use 'json' or 'nl'")
+
+
+def session_block(i: int, session: ViewSession, history_format: HistoryFormat = "json") -> str:
+    """One numbered session (1-based `i`), byte-stable for the same session and position."""
+    return (
+        f"\n### Session {i}:\nSession Date: {session.date_str}\nSession Content:\n"
+        f"{_session_content(session, history_format)}\n"
+    )
+
+
+def question_block(question: str, question_date_str: str, method: Method = "con") -> str:
+    tail = "Answer (step by step):" if method == "con" else "Answer:"
+    # Official template: "{history}\n\nCurrent Date: ..." where history ends with a session's "\n".
+    return f"\n\nCurrent Date: {question_date_str}\nQuestion: {question}\n{tail}"
+
+
+def reader_prompt_parts(
+    sessions: Sequence[ViewSession],
+    question: str,
+    question_date_str: str,
+    *,
+    method: Method = "con",
+    history_format: HistoryFormat = "json",
+) -> list[tuple[str, str]]:
+    """Ordered (key, text) parts; sessions are rendered in the given order (callers sort by date)."""
+    parts: list[tuple[str, str]] = [("reader:instr", instruction(method) + "\n\n\nHistory Chats:\n\n")]
+    for i, s in enumerate(sessions, start=1):
+        parts.append((f"sess:{s.label}", session_block(i, s, history_format)))
+    if method not in ("con", "direct"):
+        raise ValueError(f"unknown reader method {method!r}; use 'con' or 'direct'")
+    parts.append(("reader:question", question_block(question, question_date_str, method)))
+    return parts
+
+
+def render_reader_prompt(
+    sessions: Sequence[ViewSession],
+    question: str,
+    question_date_str: str,
+    *,
+    method: Method = "con",
+    history_format: HistoryFormat = "json",
+) -> str:
+    return "".join(
+        t for _, t in reader_prompt_parts(
+            sessions, question, question_date_str, method=method, history_format=history_format
+        )
+    )

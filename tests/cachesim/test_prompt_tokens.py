@@ -1,0 +1,92 @@
+"""Token rendering of a Prompt: message headers + segment ids, memoised, shared with the tokenizer."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from bench.cachesim.trie import common_prefix
+from bench.prompt import Prompt, set_tokenizer
+from om_core.tokens import default_counter
+from tests.cachesim.helpers import W, prompt
+
+
+def test_default_tokenizer_counts_repeated_a() -> None:
+    enc = default_counter().encode
+    assert len(enc(" a" * 100)) == 100  # o200k: " a" is one token and does not merge
+    assert len(enc("user\n")) == 2 and len(enc("system\n")) == 2 and len(enc("assistant\n")) == 2
+    p = Prompt()
+    p.add("system", " a" * 100)
+    p.add("user", " a" * 7)
+    # (2 header + 100) + (2 header + 7) = 111
+    assert p.token_count == 111
+    assert p.units()[1].ids is enc(" a" * 100)  # the tokenizer's memoised tuple, not a copy
+
+
+@pytest.mark.usefixtures("words")
+def test_units_layout_and_keys() -> None:
+    p = Prompt()
+    p.add("system", W("s", 3), breakpoint=True)
+    p.add("system", W("t", 2), new_message=False)  # same message: no second header
+    p.add("user", W("u", 4))
+    units = p.units()
+    assert [u.key[:2] for u in units] == ["h:", units[1].key[:2], units[2].key[:2], "h:", units[4].key[:2]]
+    assert [u.block for u in units] == [-1, 0, 1, -1, 2]
+    assert [u.breakpoint for u in units] == [False, True, False, False, False]
+    assert [len(u.ids) for u in units] == [1, 3, 2, 1, 4]
+    assert p.token_count == 1 + 3 + 2 + 1 + 4 == 11
+    assert p.token_ids() == tuple(t for u in units for t in u.ids)
+    assert len(p.to_messages()) == 2
+
+
+@pytest.mark.usefixtures("words")
+def test_keys_equal_iff_role_and_text_equal() -> None:
+    a = prompt(("user", W("x", 5)))
+    b = prompt(("user", W("x", 5)))
+    c = prompt(("assistant", W("x", 5)))
+    assert a.units()[1].key == b.units()[1].key
+    assert a.units()[1].key != c.units()[1].key
+    assert a.units()[1].ids == c.units()[1].ids  # same tokens, different key
+
+
+@pytest.mark.usefixtures("words")
+def test_units_memo_invalidated_by_add_and_tokenizer_switch() -> None:
+    p = prompt(("user", W("u", 3)))
+    first = p.units()
+    assert p.units() is first
+    p.add("assistant", W("a", 2))
+    assert len(p.units()) == 4 and p.token_count == 4 + 3
+    set_tokenizer(lambda text: tuple(ord(ch) for ch in text))  # one token per character
+    try:
+        # "user\n" = 5 chars; "u0 u1 u2" = 8; "assistant\n" = 10; "a0 a1" = 5 -> 28
+        assert p.token_count == 5 + 8 + 10 + 5
+    finally:
+        set_tokenizer(None)
+
+
+def test_common_prefix_matches_naive() -> None:
+    rng = random.Random(7)
+    for _ in range(200):
+        n = rng.randrange(0, 3000)
+        a = tuple(rng.randrange(5) for _ in range(n))
+        cut = rng.randrange(0, n + 1)
+        b = a[:cut] + tuple(rng.randrange(5) for _ in range(rng.randrange(0, 50)))
+        sa = rng.randrange(0, 3)
+        naive = 0
+        while sa + naive < len(a) and naive < len(b) and a[sa + naive] == b[naive]:
+            naive += 1
+        assert common_prefix(a, sa, b, 0) == naive
+        assert common_prefix(b, 0, a, sa) == naive
+
+
+@pytest.mark.usefixtures("words")
+def test_memo_is_not_data() -> None:
+    import dataclasses
+    import pickle
+
+    p = prompt(("user", W("u", 3)))
+    p.units()
+    assert set(dataclasses.asdict(p)) == {"segments", "meta"}
+    q = pickle.loads(pickle.dumps(p))
+    assert "_units_memo" not in q.__dict__ and q == p and q.token_count == 4

@@ -1,0 +1,78 @@
+"""A small but complete results database: OM (two thresholds), full-context, and an imported system."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from bench.store import Store
+
+TYPES = ["single-session-user", "single-session-preference", "single-session-assistant", "multi-session",
+         "temporal-reasoning", "knowledge-update"]
+ABBR = {"single-session-user": "ssu", "single-session-preference": "ssp", "single-session-assistant": "ssa",
+        "multi-session": "ms", "temporal-reasoning": "tr", "knowledge-update": "ku"}
+QIDS = [(f"q{ABBR[t]}{i}" + ("_abs" if i == 1 and t in ("multi-session", "knowledge-update") else ""), t)
+        for t in TYPES for i in range(2)]
+
+
+def _turns(strategy: str, n: int = 30) -> list[dict]:
+    out, size = [], 0
+    for i in range(n):
+        if strategy == "om":
+            size = size + 900
+            ev = []
+            if size > 6000:  # observe and shrink: the sawtooth
+                size, ev = 1500, ["observe"]
+        else:
+            size, ev = size + 900, []
+        cached = 0 if ev else max(size - 900, 0)
+        out.append({"turn": i, "sim_time": datetime(2023, 5, 1) + timedelta(minutes=i), "prompt_tokens": size,
+                    "events": ev, "cache": {"openai": {"cached": cached, "prefill": size - cached},
+                                            "anthropic": {"cached": cached // 2, "prefill": size - cached // 2}}})
+    return out
+
+
+def build_small_db(path: Path, seed: int = 0) -> dict[str, dict[str, bool]]:
+    """Returns run_key -> {question_id: label} for the runs written."""
+    rnd = random.Random(seed)
+    runs = {
+        "fc": ("full_context", None, 0.6),
+        "om-30k": ("om", {"message_tokens": 30000, "observation_tokens": 40000}, 0.7),
+        "om-10k": ("om", {"message_tokens": 10000, "observation_tokens": 40000}, 0.65),
+    }
+    labels: dict[str, dict[str, bool]] = {}
+    with Store(path) as store:
+        for rk, (strategy, om, p) in runs.items():
+            cfg = {"strategy": {"name": strategy, **({"om": om} if om else {})}, "api_key": "sk-secretsecretsecret0"}
+            store.upsert_run(rk, {"name": rk, "strategy": strategy, "config": cfg, "n_questions_planned": 500,
+                                  "actor_model": "offline/echo", "judge_model": "offline/judge",
+                                  "dataset_name": "longmemeval_s", "tokenizer": "o200k_base"})
+            labels[rk] = {}
+            for qid, qtype in QIDS:
+                lab = rnd.random() < p
+                labels[rk][qid] = lab
+                turns = _turns(strategy)
+                last = turns[-1]
+                calls = [{"role": "actor", "model": "offline/echo", "prompt_tokens": last["prompt_tokens"],
+                          "completion_tokens": 20, "cost_usd": last["prompt_tokens"] * 1e-6,
+                          "cache": {k: {**v, "write": 0, "cost_usd": v["prefill"] * 1e-6}
+                                    for k, v in last["cache"].items()}},
+                         {"role": "judge", "model": "offline/judge", "prompt_tokens": 200, "cost_usd": 1e-4}]
+                if strategy == "om":
+                    calls.insert(0, {"role": "observer", "model": "offline/obs", "prompt_tokens": 5000,
+                                     "cost_usd": 5e-3, "cache": {"openai": {"cached": 0, "prefill": 5000, "write": 0}}})
+                store.write_question(rk, {"question_id": qid, "question_type": qtype, "hypothesis": f"answer {qid}",
+                                          "label": lab, "label_strict": lab, "judge_raw": "yes" if lab else "no",
+                                          "judge_model": "offline/judge", "cost_usd": sum(c["cost_usd"] for c in calls)},
+                                     calls, turns, [{"raw": "yes" if lab else "no", "label": lab, "judge_model": "offline/judge"}])
+            store.finish_run(rk)
+        # An imported external system: accuracy only.
+        ext = {qid: rnd.random() < 0.8 for qid, _ in QIDS}
+        store.upsert_run("external:zep", {"name": "zep", "strategy": "external:zep", "n_questions_planned": 500,
+                                          "status": "imported"})
+        for qid, qtype in QIDS:
+            store.write_question("external:zep", {"question_id": qid, "question_type": qtype, "label": ext[qid],
+                                                  "judge_model": "gpt-4o-2024-08-06"})
+        labels["external:zep"] = ext
+    return labels

@@ -1,0 +1,74 @@
+import re
+
+import duckdb
+import pytest
+
+from bench.cli import main
+from bench.report import build_report
+from bench.report.figures import pareto_front
+from bench.store import Store
+from tests.report.small_db import build_small_db
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def small_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("rep") / "bench.duckdb"
+    labels = build_small_db(db)
+    return db, labels
+
+
+def test_report_writes_pngs_and_references_them(small_db, tmp_path, capsys):
+    db, labels = small_db
+    assert main(["report", "--db", str(db), "--out", str(tmp_path / "out")]) == 0
+    md = (tmp_path / "out" / "report.md").read_text()
+    html = (tmp_path / "out" / "report.html").read_text()
+    pngs = sorted((tmp_path / "out").glob("*.png"))
+    names = {p.stem for p in pngs}
+    assert {"accuracy_by_type", "prompt_over_turns", "cache_hit_rate", "prefill_tokens", "accuracy_vs_cost",
+            "accuracy_vs_prefill", "threshold_curves"} <= names
+    for p in pngs:
+        data = p.read_bytes()
+        assert data[:8] == PNG and len(data) > 5000, p
+        assert f"]({p.name})" in md and f"src='{p.name}'" in html
+    assert set(re.findall(r"\]\(([^)]+\.png)\)", md)) == {p.name for p in pngs}
+    # headline numbers: micro accuracy per run, computed independently from the labels written
+    for rk, lab in labels.items():
+        name = "zep" if rk == "external:zep" else rk
+        line = next(x for x in md.splitlines() if x.startswith(f"| {name} ["))
+        assert f"{100 * sum(lab.values()) / len(lab):.1f}% [" in line
+        assert "(n=12 of 500)" in line
+        assert ("[offline engine]" in line) == (rk != "external:zep")
+    assert "[external]" in md and "McNemar" in md
+
+
+def test_figures_degrade_gracefully(tmp_path):
+    db = tmp_path / "only_acc.duckdb"
+    with Store(db) as s:
+        s.upsert_run("r", {"strategy": "rag", "n_questions_planned": 2})
+        s.write_question("r", {"question_id": "a", "question_type": "multi-session", "label": True})
+        s.write_question("r", {"question_id": "b", "question_type": "knowledge-update", "label": False})
+    rep = build_report(db, tmp_path / "out")
+    made = {f.name for f in rep.figures if f.path}
+    assert made == {"accuracy_by_type"}
+    md = rep.markdown.read_text()
+    assert md.count("Skipped:") == len(rep.figures) - 1 and "(n=" not in md
+    assert "turns" in next(f.note for f in rep.figures if f.name == "prompt_over_turns")
+
+
+def test_report_opens_db_read_only(small_db, tmp_path):
+    db, _ = small_db
+    before = duckdb.connect(str(db), read_only=True).execute("SELECT count(*) FROM samples").fetchone()
+    build_report(db, tmp_path / "o2")
+    assert duckdb.connect(str(db), read_only=True).execute("SELECT count(*) FROM samples").fetchone() == before
+
+
+def test_pareto_front():
+    pts = [(1.0, 0.5), (2.0, 0.7), (1.5, 0.4), (3.0, 0.69), (0.5, 0.2), (4.0, 0.9)]
+    assert pareto_front(pts) == [4, 0, 1, 5]
+
+
+def test_missing_db_is_user_error(tmp_path, capsys):
+    assert main(["report", "--db", str(tmp_path / "no.duckdb"), "--out", str(tmp_path / "o")]) == 2
+    assert "not found" in capsys.readouterr().err
