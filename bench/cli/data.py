@@ -1,0 +1,131 @@
+"""`ombench data`: check a dataset (one JSON summary line), cut a reproducible subset, write the synthetic sample."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from bench.errors import DataError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("data", help="inspect datasets: check, subset, synthetic")
+    sub = parser.add_subparsers(dest="data_command", metavar="ACTION")
+    parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
+
+    check = sub.add_parser("check", help="validate a dataset and print one JSON summary (n, sha256, official, split, types, tokens)")
+    check.add_argument("dataset", metavar="NAME_OR_PATH", help="longmemeval_oracle | longmemeval_s | longmemeval_m | synthetic[:N] | a .json/.json.xz/.jsonl file")
+    check.add_argument("--data-dir", default=None, help="folder holding the LongMemEval files (default: $LONGMEMEVAL_DATA_DIR)")
+    check.add_argument("--no-tokens", action="store_true", help="skip counting haystack tokens")
+    check.set_defaults(func=_check)
+
+    subset = sub.add_parser("subset", help="write a reproducible subset of a dataset as a LongMemEval .json file")
+    subset.add_argument("dataset", metavar="NAME_OR_PATH")
+    subset.add_argument("--data-dir", default=None)
+    subset.add_argument("--ids", default=None, help="comma-separated question ids, or @FILE with one id per line")
+    subset.add_argument("--per-type", default=None, help="N for every type, or TYPE=N,TYPE=N (seeded random pick within each type)")
+    subset.add_argument("--sample", type=int, default=None, help="seeded random pick of N questions")
+    subset.add_argument("--first-n", type=int, default=None, help="keep the first N (after the other filters)")
+    subset.add_argument("--seed", type=int, default=0)
+    subset.add_argument("--out", required=True, help="output .json/.jsonl file (optionally .xz)")
+    subset.set_defaults(func=_subset)
+
+    synth = sub.add_parser("synthetic", help="write the synthetic sample to a file")
+    synth.add_argument("--n-per-type", type=int, default=2)
+    synth.add_argument("--abstention-per-type", type=int, default=1)
+    synth.add_argument("--haystack-tokens", type=int, default=6000)
+    synth.add_argument("--seed", type=int, default=0)
+    synth.add_argument("--out", required=True, help="output .json/.jsonl file (optionally .xz or .gz)")
+    synth.set_defaults(func=_synthetic)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from bench.data.loader import load_dataset
+    from bench.data.stats import token_summary
+
+    ds = load_dataset(args.dataset, args.data_dir)
+    tokens = None if args.no_tokens else {k: v for k, v in token_summary(ds.instances).items() if k in ("p50", "max")}
+    summary = {
+        "name": ds.name,
+        "n": len(ds),
+        "sha256": ds.sha256,
+        "official": ds.official,
+        "split": ds.split,
+        "type_counts": ds.type_counts(),
+        "abstention": ds.abstention_count(),
+        "haystack_tokens": tokens,
+        "path": str(ds.path) if ds.path else None,
+        "note": ds.note,
+    }
+    print(json.dumps(summary, ensure_ascii=False))
+    return 0
+
+
+def parse_per_type(text: str | None) -> dict[str, int] | int | None:
+    if text is None:
+        return None
+    if text.strip().isdigit():
+        return int(text)
+    out: dict[str, int] = {}
+    for part in text.split(","):
+        key, eq, value = part.partition("=")
+        if not eq or not value.strip().isdigit():
+            raise DataError(f"--per-type {text!r}: write N or TYPE=N,TYPE=N (e.g. multi-session=5,temporal-reasoning=5)")
+        out[key.strip()] = int(value)
+    return out
+
+
+def _read_ids(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    if text.startswith("@"):
+        path = Path(text[1:])
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise DataError(f"{path}: cannot read the id list ({exc.strerror or exc}); give one question id per line") from None
+        return [line.strip() for line in lines if line.strip()]
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _subset(args: argparse.Namespace) -> int:
+    from bench.data.loader import load_dataset
+    from bench.data.validate import instance_to_raw
+
+    ds = load_dataset(args.dataset, args.data_dir).subset(
+        first_n=args.first_n, per_type=parse_per_type(args.per_type), ids=_read_ids(args.ids), sample=args.sample, seed=args.seed
+    )
+    raw = [instance_to_raw(i) for i in ds.instances]
+    out = Path(args.out)
+    _write_json(out, raw)
+    print(json.dumps({"out": str(out), "n": len(ds), "source_sha256": ds.sha256, "note": ds.note, "subset_ids": ds.subset_ids}))
+    return 0
+
+
+def _write_json(out: Path, raw: list[dict]) -> None:
+    plain = out.name.removesuffix(".xz")
+    if plain.endswith(".jsonl"):
+        text = "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in raw)
+    elif plain.endswith(".json"):
+        text = json.dumps(raw, ensure_ascii=False, indent=2)
+    else:
+        raise DataError(f"{out}: unknown output type; use .json, .jsonl, .json.xz or .jsonl.xz")
+    data = text.encode("utf-8")
+    if out.name.endswith(".xz"):
+        import lzma
+
+        data = lzma.compress(data)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
+
+
+def _synthetic(args: argparse.Namespace) -> int:
+    from bench.data.loader import read_dataset
+    from bench.data.synthetic import write_synthetic
+
+    path = write_synthetic(args.out, n_per_type=args.n_per_type, haystack_tokens=args.haystack_tokens, seed=args.seed,
+                           abstention_per_type=args.abstention_per_type)
+    ds = read_dataset(path)
+    print(json.dumps({"out": str(path), "n": len(ds), "sha256": ds.sha256, "type_counts": ds.type_counts(), "abstention": ds.abstention_count()}))
+    return 0

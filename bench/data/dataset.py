@@ -1,0 +1,147 @@
+"""A loaded dataset: instances plus provenance (sha256, official or not, split), and reproducible subsets."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Iterator, Mapping
+
+from bench.data.schema import Instance
+from bench.data.validate import QUESTION_TYPES
+from bench.errors import DataError
+
+
+@dataclass(frozen=True)
+class KnownFile:
+    split: str
+    official: bool
+    note: str = ""
+
+
+# sha256 of the decompressed JSON bytes (spec §1, §7).
+KNOWN_SHA256: dict[str, KnownFile] = {
+    "821a2034d219ab45846873dd14c14f12cfe7776e73527a483f9dac095d38620c": KnownFile("oracle", True),
+    "d6f21ea9d60a0d56f34a05b609c79c88a451d2ae03597821ea3d5a9678c3a442": KnownFile("S (cleaned)", True),
+    "9d79e5524794a2e6900a3aa9cb7d9152c5a3e8319c9a87c25494ba1eacee495f": KnownFile("M (cleaned)", True),
+    "ec6c1b1f821509b686a40f0bf47556b7b9b015d501633db13e8e751067108be2": KnownFile(
+        "S (cleaned)",
+        False,
+        "498-of-500 subset of LongMemEval_S (cleaned), missing 7e00a6cb and gpt4_7a0daae1; each instance identical to the official one",
+    ),
+}
+
+
+def infer_split(instances: list[Instance]) -> str:
+    """For a file whose hash is not known: judge by haystack size (oracle 1-6 sessions, S ~48, M ~500)."""
+    if not instances:
+        return "unknown"
+    avg = sum(len(i.sessions) for i in instances) / len(instances)
+    if avg <= 6:
+        return "oracle-like"
+    return "S-like" if avg <= 150 else "M-like"
+
+
+@dataclass
+class Dataset:
+    """Questions in file order. `official` is about the file (its sha256 is an official release); a subset keeps
+    the file's sha256 and official flag and records its chosen ids in `subset_ids` (None = the whole file)."""
+
+    instances: list[Instance]
+    name: str
+    path: Path | None
+    sha256: str
+    official: bool
+    split: str  # "oracle", "S (cleaned)", "M (cleaned)", "synthetic", "oracle-like", "S-like", "M-like", "unknown"
+    subset_ids: list[str] | None = None
+    note: str = ""
+    _by_id: dict[str, Instance] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self.instances)
+
+    def __iter__(self) -> Iterator[Instance]:
+        return iter(self.instances)
+
+    @property
+    def is_full_official(self) -> bool:
+        """The whole of an official file: the only case where scores compare with published ones."""
+        return self.official and self.subset_ids is None
+
+    def get(self, question_id: str) -> Instance:
+        if not self._by_id:
+            self._by_id = {i.question_id: i for i in self.instances}
+        try:
+            return self._by_id[question_id]
+        except KeyError:
+            raise DataError(f"{self.path or self.name}: question {question_id}: not in this dataset; check the id") from None
+
+    def type_counts(self) -> dict[str, int]:
+        counts = Counter(i.question_type for i in self.instances)
+        ordered = {t: counts[t] for t in QUESTION_TYPES if counts[t]}
+        return ordered
+
+    def abstention_count(self) -> int:
+        return sum(1 for i in self.instances if i.is_abstention)
+
+    def subset(
+        self,
+        first_n: int | None = None,
+        per_type: Mapping[str, int] | int | None = None,
+        ids: list[str] | None = None,
+        sample: int | None = None,
+        seed: int = 0,
+    ) -> "Dataset":
+        """Filters applied in this order: `ids` (kept in file order), `per_type` (a seeded random pick of up to
+        the quota per question_type; an int applies to all six), `sample` (seeded random pick of that many),
+        `first_n`. The result is in file order and deterministic for the same arguments; quotas above what a
+        type holds take all of it."""
+        source = str(self.path or self.name)
+        chosen = list(self.instances)
+        # empty `ids` / `per_type` mapping mean "no filter" (config defaults), never "select nothing"
+        ids = list(ids) if ids else None
+        if per_type is not None and not isinstance(per_type, int) and not per_type:
+            per_type = None
+        if ids is not None:
+            wanted = list(dict.fromkeys(ids))
+            have = {i.question_id for i in chosen}
+            missing = [q for q in wanted if q not in have]
+            if missing:
+                raise DataError(f"{source}: question {missing[0]}: not in this dataset ({len(missing)} unknown ids); check the ids of the subset")
+            keep = set(wanted)
+            chosen = [i for i in chosen if i.question_id in keep]
+        if per_type is not None:
+            quotas = {t: int(per_type) for t in QUESTION_TYPES} if isinstance(per_type, int) else dict(per_type)
+            unknown = [t for t in quotas if t not in QUESTION_TYPES]
+            if unknown:
+                raise DataError(f"{source}: per_type names unknown question type {unknown[0]!r}; use one of " + ", ".join(QUESTION_TYPES))
+            rng = random.Random(f"per_type:{seed}")
+            keep_ids: set[str] = set()
+            for qtype, quota in quotas.items():
+                pool = [i.question_id for i in chosen if i.question_type == qtype]
+                if quota < 0:
+                    raise DataError(f"{source}: per_type quota for {qtype!r} is {quota}; quotas must be >= 0")
+                keep_ids.update(rng.sample(pool, min(quota, len(pool))))
+            chosen = [i for i in chosen if i.question_id in keep_ids]
+        if sample is not None:
+            if sample < 0:
+                raise DataError(f"{source}: sample is {sample}; it must be >= 0")
+            picked = set(random.Random(f"sample:{seed}").sample([i.question_id for i in chosen], min(sample, len(chosen))))
+            chosen = [i for i in chosen if i.question_id in picked]
+        if first_n is not None:
+            if first_n < 0:
+                raise DataError(f"{source}: first_n is {first_n}; it must be >= 0")
+            chosen = chosen[:first_n]
+        parts = [f"ids={len(ids)}" if ids is not None else "", f"per_type={per_type}" if per_type is not None else "",
+                 f"sample={sample}" if sample is not None else "", f"first_n={first_n}" if first_n is not None else ""]
+        how = ", ".join(p for p in parts if p)
+        if per_type is not None or sample is not None:
+            how += f", seed={seed}"
+        note = f"subset of {len(chosen)}/{len(self.instances)} questions ({how})"
+        return replace(
+            self,
+            instances=chosen,
+            subset_ids=[i.question_id for i in chosen],
+            note=f"{self.note}; {note}" if self.note else note,
+        )

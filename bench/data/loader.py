@@ -1,0 +1,215 @@
+"""Find, read, hash and validate a LongMemEval file: explicit path -> mirror folder -> HF hub (pinned revision)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import lzma
+import os
+import socket
+import threading
+from pathlib import Path
+from typing import Any
+
+from bench.data.dataset import KNOWN_SHA256, Dataset, infer_split
+from bench.data.validate import parse_instances
+from bench.errors import DataError
+
+DATA_DIR_ENV = "LONGMEMEVAL_DATA_DIR"
+HF_REPO = "xiaowu0162/longmemeval-cleaned"
+HF_REVISION = "98d7416c24c778c2fee6e6f3006e7a073259d48f"
+HUB_PROBE_TIMEOUT_S = 3.0
+
+# name -> (file on the hub, stems looked for in a mirror folder, in order of preference)
+KNOWN_NAMES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "longmemeval_oracle": ("longmemeval_oracle.json", ("longmemeval_oracle",)),
+    "longmemeval_s": ("longmemeval_s_cleaned.json", ("longmemeval_s", "longmemeval_s_cleaned", "longmemeval_s_cleaned_498")),
+    "longmemeval_s_cleaned": ("longmemeval_s_cleaned.json", ("longmemeval_s_cleaned", "longmemeval_s_cleaned_498")),
+    "longmemeval_m": ("longmemeval_m_cleaned.json", ("longmemeval_m", "longmemeval_m_cleaned")),
+    "longmemeval_m_cleaned": ("longmemeval_m_cleaned.json", ("longmemeval_m_cleaned",)),
+}
+SUFFIXES = (".json", ".json.xz", ".json.gz", ".jsonl", ".jsonl.xz", ".jsonl.gz")
+
+
+def load_dataset(name_or_path: str | Path, data_dir: str | Path | None = None, *, cache_dir: str | Path | None = None) -> Dataset:
+    """A known name (`longmemeval_oracle`, `longmemeval_s[_cleaned]`, `longmemeval_m[_cleaned]`, `synthetic`,
+    `synthetic:N`, `synthetic:n_per_type=3,haystack_tokens=2000,seed=1`) or a path to .json/.json.xz/.jsonl.
+
+    `data_dir` (else env LONGMEMEVAL_DATA_DIR) is a mirror folder searched for the known names; when the file
+    is not there the pinned HF revision is downloaded into `cache_dir` (huggingface_hub's cache when None).
+    """
+    text = str(name_or_path)
+    if text == "synthetic" or text.startswith("synthetic:"):
+        return _load_synthetic(text)
+    if text in KNOWN_NAMES:
+        return read_dataset(_locate_known(text, data_dir, cache_dir), name=text)
+    path = Path(text).expanduser()
+    if path.is_file():
+        return read_dataset(path)
+    if path.suffix or os.sep in text or "/" in text:
+        raise DataError(f"{text}: file not found; check the path (or use a dataset name: {', '.join(KNOWN_NAMES)}, synthetic)")
+    raise DataError(f"unknown dataset {text!r}: give a path to a .json/.json.xz/.jsonl file or one of {', '.join(KNOWN_NAMES)}, synthetic")
+
+
+def read_dataset(path: str | Path, name: str | None = None) -> Dataset:
+    """Read, hash (decompressed bytes), validate, and label one file."""
+    path = Path(path)
+    data = read_bytes(path)
+    digest = hashlib.sha256(data).hexdigest()
+    raw = decode_json(data, path)
+    instances = parse_instances(raw, str(path))
+    known = KNOWN_SHA256.get(digest)
+    if known is not None:
+        split, official, note = known.split, known.official, known.note
+    else:
+        split, official = infer_split(instances), False
+        note = f"sha256 is not an official LongMemEval file; split {split!r} inferred from haystack sizes"
+    return Dataset(instances=instances, name=name or _stem(path), path=path, sha256=digest, official=official, split=split, note=note)
+
+
+def read_bytes(path: Path) -> bytes:
+    try:
+        if path.name.endswith(".xz"):
+            with lzma.open(path) as fh:
+                return fh.read()
+        if path.name.endswith(".gz"):
+            with gzip.open(path) as fh:
+                return fh.read()
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"{path}: file not found; check the path") from None
+    except (lzma.LZMAError, gzip.BadGzipFile, EOFError) as exc:
+        raise DataError(f"{path}: cannot decompress ({exc}); re-download the file or give the uncompressed .json") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror or exc}); check the path and its permissions") from None
+
+
+def decode_json(data: bytes, path: Path) -> Any:
+    """A JSON array, or JSONL (one question per line): the official loaders accept both."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text at byte {exc.start}; LongMemEval files are UTF-8 JSON") from None
+    if _stem_suffix(path).startswith(".jsonl"):
+        return _decode_jsonl(text, path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        if not text.lstrip().startswith("["):
+            try:  # a .json holding one question per line, as the official loaders tolerate
+                return _decode_jsonl(text, path)
+            except DataError:
+                pass
+        raise DataError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); fix or re-download the file") from None
+
+
+def _decode_jsonl(text: str, path: Path) -> list[Any]:
+    out = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{path}: invalid JSON on line {lineno} ({exc.msg}); each line of a .jsonl file must be one question object") from None
+    return out
+
+
+def _stem_suffix(path: Path) -> str:
+    name = path.name
+    for suffix in sorted(SUFFIXES, key=len, reverse=True):
+        if name.endswith(suffix):
+            return suffix
+    return path.suffix
+
+
+def _stem(path: Path) -> str:
+    suffix = _stem_suffix(path)
+    return path.name[: -len(suffix)] if suffix and path.name.endswith(suffix) else path.name
+
+
+def _locate_known(name: str, data_dir: str | Path | None, cache_dir: str | Path | None) -> Path:
+    hub_file, stems = KNOWN_NAMES[name]
+    folder = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV) or None
+    looked: list[str] = []
+    if folder is not None:
+        folder = Path(folder).expanduser()
+        for stem in stems:
+            for suffix in SUFFIXES:
+                candidate = folder / f"{stem}{suffix}"
+                if candidate.is_file():
+                    return candidate
+        looked = [f"{s}.json[.xz]" for s in stems]
+    return _download(name, hub_file, folder, looked, cache_dir)
+
+
+def _where_hint(hub_file: str, folder: Path | None) -> str:
+    url = f"https://huggingface.co/datasets/{HF_REPO}/resolve/{HF_REVISION}/{hub_file}"
+    if folder is not None:
+        return f"put {hub_file} (or {hub_file}.xz) from {url} into {folder}"
+    return f"put {hub_file} (or {hub_file}.xz) from {url} into a folder and set {DATA_DIR_ENV} to it (or pass --data-dir)"
+
+
+def _download(name: str, hub_file: str, folder: Path | None, looked: list[str], cache_dir: str | Path | None) -> Path:
+    where = f"not found in {folder} (looked for {', '.join(looked)})" if folder is not None else f"no data folder given ({DATA_DIR_ENV} unset)"
+    reason = _offline_reason()
+    if reason is not None:
+        raise DataError(f"{name}: {where} and the HF hub is unreachable ({reason}); {_where_hint(hub_file, folder)}")
+    try:
+        from huggingface_hub import hf_hub_download
+
+        os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", "10")
+        local = hf_hub_download(HF_REPO, hub_file, repo_type="dataset", revision=HF_REVISION, cache_dir=str(cache_dir) if cache_dir else None)
+    except Exception as exc:  # network, auth, disk: all end the same way for the user
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"{name}: {where} and downloading {hub_file} from {HF_REPO} failed ({first}); {_where_hint(hub_file, folder)}") from None
+    return Path(local)
+
+
+def _offline_reason() -> str | None:
+    """Why a hub download cannot work, decided quickly: HF_HUB_OFFLINE, or no TCP connection within a few seconds.
+
+    The probe runs in a daemon thread because name resolution ignores socket timeouts and can hang.
+    """
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        return "HF_HUB_OFFLINE is set"
+    result: list[str | None] = []
+
+    def probe() -> None:
+        try:
+            with socket.create_connection(("huggingface.co", 443), timeout=HUB_PROBE_TIMEOUT_S):
+                result.append(None)
+        except OSError as exc:
+            result.append(f"no connection to huggingface.co: {exc.__class__.__name__}")
+
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    thread.join(HUB_PROBE_TIMEOUT_S + 0.5)
+    return result[0] if result else "no connection to huggingface.co within a few seconds"
+
+
+def _load_synthetic(spec: str) -> Dataset:
+    from bench.data.synthetic import synthetic_dataset
+
+    params: dict[str, Any] = {}
+    rest = spec.partition(":")[2].strip()
+    if rest:
+        for part in rest.split(","):
+            key, eq, value = part.partition("=")
+            key, value = key.strip(), value.strip()
+            if not eq:  # `synthetic:N` = N questions per type
+                key, value = "n_per_type", key
+            try:
+                params[key] = int(value)
+            except ValueError:
+                raise DataError(f"{spec}: parameter {key!r} must be an integer, got {value!r}; e.g. synthetic:n_per_type=3,haystack_tokens=2000,seed=1") from None
+    import inspect
+
+    from bench.data.synthetic import generate
+
+    allowed = [p for p in inspect.signature(generate).parameters]
+    for key in params:
+        if key not in allowed:
+            raise DataError(f"{spec}: unknown parameter {key!r}; use {', '.join(allowed)}")
+    return synthetic_dataset(**params)
