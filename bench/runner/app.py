@@ -43,7 +43,7 @@ def open_store(root: RootCfg, multirun: bool, job_dir: Path | None):
 
     if multirun and job_dir is not None:
         # jobs of a sweep may run in parallel processes: each writes Parquet shards, merged at the end
-        return ShardWriter(job_dir / "shards", resume_db=root.output.db)
+        return ResumingShardWriter(job_dir / "shards", root.output.db)
     Path(root.output.db).parent.mkdir(parents=True, exist_ok=True)
     return Store(root.output.db)
 
@@ -77,3 +77,34 @@ async def _run(root: RootCfg, raw: dict[str, Any], multirun: bool, job_dir: Path
 
 def _headline_profile(root: RootCfg) -> str:
     return "openai" if "openai" in root.cachesim.profiles else (root.cachesim.profiles[0] if root.cachesim.profiles else "")
+
+
+class ResumingShardWriter:
+    """Shard writer whose 'done' set also includes questions already merged into the results database, so a
+    re-run sweep whose shards were cleaned up still computes nothing twice."""
+
+    def __init__(self, folder: Path, db_path: str) -> None:
+        from bench.store import ShardWriter
+
+        self._w = ShardWriter(folder)
+        self._db = db_path
+
+    def done_question_ids(self, run_key: str) -> set[str]:
+        done = set(self._w.done_question_ids(run_key))
+        if Path(self._db).exists():
+            import duckdb
+
+            try:
+                con = duckdb.connect(self._db, read_only=True)
+            except duckdb.Error:  # locked by a writer: shards alone decide
+                return done
+            try:
+                done |= {r[0] for r in con.execute("SELECT question_id FROM samples WHERE run_key = ?", [run_key]).fetchall()}
+            except duckdb.Error:
+                pass
+            finally:
+                con.close()
+        return done
+
+    def __getattr__(self, name: str):
+        return getattr(self._w, name)

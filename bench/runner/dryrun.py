@@ -27,7 +27,7 @@ class _MemoryStore:
     def done_question_ids(self, run_key: str) -> set[str]:
         return set()
 
-    def write_question(self, run_key, sample, calls, turns, judgments) -> None:
+    def write_question(self, run_key, sample, calls, turns, judgments, replace: bool = False) -> None:
         self.calls.extend((run_key, c) for c in calls)
 
     def finish_run(self, run_key: str) -> None: ...

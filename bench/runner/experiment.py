@@ -72,6 +72,14 @@ OFFLINE_FOR_ROLE = {
 }
 
 
+def errored_ids(store: Any, run_key: str) -> set[str]:
+    query = getattr(store, "query", None)
+    if query is None:
+        return set()
+    df = query("SELECT question_id FROM samples WHERE run_key = ? AND error IS NOT NULL", [run_key])
+    return set(df["question_id"].tolist())
+
+
 def make_sims_factory(cfg: RootCfg, actor_model: str):
     from bench.cachesim import make_simulator
 
@@ -119,6 +127,8 @@ async def run_strategy(cfg: RootCfg, ds, strategy: str, store, gateway, raw_cfg:
         key = "dryrun-" + key
     store.upsert_run(key, build_manifest(cfg, ds, strategy, key, raw_cfg))
     done = store.done_question_ids(key)
+    retry = errored_ids(store, key) & done  # a failed call (rate limit, outage) is retried on the next run
+    done -= retry
     todo = [i for i in ds.instances if i.question_id not in done]
     judge = Judge(gateway.model("judge"), source=cfg.judge.source, official_repo=cfg.judge.official_repo,
                   repeats=cfg.judge.repeats, model_name=cfg.model.judge.model)
@@ -152,7 +162,8 @@ async def run_strategy(cfg: RootCfg, ds, strategy: str, store, gateway, raw_cfg:
                 progress.advance(strategy, failed=True)
                 continue
             # the store is synchronous: one transaction per question, written from the event loop thread
-            store.write_question(key, res.sample, res.calls, res.turns, res.judgments)
+            store.write_question(key, res.sample, res.calls, res.turns, res.judgments,
+                                 replace=inst.question_id in retry)
             out.computed += 1
             progress.advance(strategy, result=res)
 

@@ -1,0 +1,309 @@
+"""Typed configuration of Observational Memory with Mastra's defaults (spec §1) and validation.
+
+Knobs left at `None` mean "Mastra's automatic default", resolved by the `OMConfig` properties: async
+buffering is on in thread scope and off in resource scope, and never exists in the m11 profile.
+Every invalid value raises ValueError with one line naming the knob and the fix.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal, Mapping
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from om_core.activation import (
+    activation_ratio,
+    resolve_block_after,
+    resolve_buffer_tokens,
+    retention_floor,
+)
+
+Profile = Literal["m11", "m31"]
+Scope = Literal["thread", "resource"]
+DEFAULT_MODEL = "google/gemini-2.5-flash"
+
+_MINUTE = 60_000
+_HOUR = 60 * _MINUTE
+
+
+@dataclass(frozen=True)
+class ObservationConfig:
+    model: str | None = None  # None -> top-level model -> reflection model -> DEFAULT_MODEL
+    message_tokens: int = 30_000
+    buffer_tokens: float | int | bool | None = None  # None: 0.2 in thread scope, off in resource scope
+    buffer_activation: float | int | None = None  # None: 0.8 when buffering
+    block_after: float | int | None = None  # None: 1.2 when buffering
+    max_tokens_per_batch: int = 10_000
+    temperature: float = 0.3
+    max_output_tokens: int | None = None  # Mastra sends 100,000 only to its default Gemini model; None = unset
+    model_params: Mapping[str, Any] = field(default_factory=dict)  # extra provider params, passed through
+    instruction: str | None = None
+    thread_title: bool = False
+    activate_after_idle: int | str | None = None  # None: inherit the top-level knob
+    activate_on_provider_change: bool | None = None  # None: inherit the top-level knob
+
+
+@dataclass(frozen=True)
+class ReflectionConfig:
+    model: str | None = None
+    observation_tokens: int = 40_000
+    buffer_activation: float = 0.5
+    block_after: float | int = 1.2
+    temperature: float = 0.0
+    max_output_tokens: int | None = None
+    model_params: Mapping[str, Any] = field(default_factory=dict)
+    instruction: str | None = None
+    # Reflections do not inherit the top-level idle / provider-change knobs (spec §1.1).
+    activate_after_idle: int | str | None = None
+    activate_on_provider_change: bool = False
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    enabled: bool = False
+    scope: Scope = "resource"
+    instructions: str | None = None
+
+
+@dataclass(frozen=True)
+class OMConfig:
+    profile: Profile = "m31"
+    scope: Scope = "thread"
+    model: str | None = None
+    observation: ObservationConfig = field(default_factory=ObservationConfig)
+    reflection: ReflectionConfig = field(default_factory=ReflectionConfig)
+    share_token_budget: bool = False
+    temporal_markers: bool = False
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    activate_after_idle: int | str | None = None
+    activate_on_provider_change: bool = False
+    obscure_thread_ids: bool = False
+    actor_model: str | None = None  # needed by activate_after_idle="auto" (provider cache TTL)
+    prompt_cache_retention: str | None = None  # OpenAI "24h" retention lengthens the auto TTL
+    timezone: str = "UTC"  # zone used to format dates for the Observer
+    prompts_folder: str | None = None
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    # ---- resolved values -------------------------------------------------------------------
+    @property
+    def observer_model(self) -> str:
+        return self.observation.model or self.model or self.reflection.model or DEFAULT_MODEL
+
+    @property
+    def reflector_model(self) -> str:
+        return self.reflection.model or self.model or self.observation.model or DEFAULT_MODEL
+
+    @property
+    def buffering(self) -> bool:
+        """Whether async buffering (observation and reflection) is active."""
+        return self.buffer_tokens is not None
+
+    @property
+    def buffer_tokens(self) -> int | None:
+        if self.profile == "m11":
+            return None
+        raw = self.observation.buffer_tokens
+        if raw is None:
+            raw = 0.2 if self.scope == "thread" else False
+        return resolve_buffer_tokens(raw, self.observation.message_tokens)
+
+    @property
+    def buffer_activation(self) -> float | int | None:
+        if not self.buffering:
+            return None
+        ba = self.observation.buffer_activation
+        return 0.8 if ba is None else ba
+
+    @property
+    def activation_ratio(self) -> float | None:
+        ba = self.buffer_activation
+        return None if ba is None else activation_ratio(ba, self.observation.message_tokens)
+
+    @property
+    def retention_floor(self) -> int:
+        """Raw tail kept after observation: messageTokens·(1 − bufferActivation); 0 without buffering."""
+        return retention_floor(self.observation.message_tokens, self.buffer_activation)
+
+    @property
+    def block_after_tokens(self) -> int | None:
+        if not self.buffering:
+            return None
+        ba = self.observation.block_after
+        return resolve_block_after(1.2 if ba is None else ba, self.observation.message_tokens)
+
+    @property
+    def reflection_block_after_tokens(self) -> int | None:
+        if not self.buffering:
+            return None
+        return resolve_block_after(self.reflection.block_after, self.reflection.observation_tokens)
+
+    @property
+    def reflection_buffer_activation(self) -> float | None:
+        return self.reflection.buffer_activation if self.buffering else None
+
+    @property
+    def idle_ms(self) -> int | None:
+        """Idle TTL (ms) after which buffered observations activate below the threshold."""
+        raw = self.observation.activate_after_idle
+        if raw is None:
+            raw = self.activate_after_idle
+        return self._resolve_idle(raw, "activate_after_idle")
+
+    @property
+    def reflection_idle_ms(self) -> int | None:
+        return self._resolve_idle(self.reflection.activate_after_idle, "reflection.activate_after_idle")
+
+    @property
+    def provider_change_activates(self) -> bool:
+        flag = self.observation.activate_on_provider_change
+        return self.activate_on_provider_change if flag is None else flag
+
+    def _resolve_idle(self, raw: int | str | None, knob: str) -> int | None:
+        if raw is None:
+            return None
+        if raw == "auto":
+            return auto_idle_ttl_ms(self.actor_model or "", prompt_cache_retention=self.prompt_cache_retention)
+        return parse_duration_ms(raw, knob)
+
+    # ---- construction from plain data -------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> "OMConfig":
+        """Build from a (possibly nested) dict with snake_case (or Mastra camelCase) keys."""
+        data = {_snake(k): v for k, v in dict(data or {}).items()}
+        obs = data.pop("observation", None) or {}
+        refl = data.pop("reflection", None) or {}
+        retrieval = data.pop("retrieval", None)
+        _check_keys(data, cls, "", skip={"observation", "reflection", "retrieval"})
+        kwargs: dict[str, Any] = dict(data)
+        kwargs["observation"] = _sub(ObservationConfig, obs, "observation")
+        kwargs["reflection"] = _sub(ReflectionConfig, refl, "reflection")
+        if isinstance(retrieval, bool):
+            kwargs["retrieval"] = RetrievalConfig(enabled=retrieval)
+        elif isinstance(retrieval, Mapping):
+            r = {_snake(k): v for k, v in retrieval.items()}
+            r.setdefault("enabled", True)
+            kwargs["retrieval"] = _sub(RetrievalConfig, r, "retrieval")
+        elif retrieval is not None:
+            raise ValueError("retrieval: expected true/false or a mapping {scope, instructions}")
+        return cls(**kwargs)
+
+    def with_overrides(self, **changes: Any) -> "OMConfig":
+        return replace(self, **changes)
+
+
+# ---- helpers ------------------------------------------------------------------------------
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+
+
+def _check_keys(data: Mapping[str, Any], cls: type, prefix: str, skip: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+    known = {f.name for f in fields(cls)} | set(skip)
+    for key in data:
+        if key not in known:
+            raise ValueError(f"{prefix}{key}: unknown OM config knob; valid knobs are {sorted(known)}")
+
+
+def _sub(cls: type, data: Any, name: str) -> Any:
+    if isinstance(data, cls):
+        return data
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{name}: expected a mapping of knobs, got {type(data).__name__}")
+    d = {_snake(k): v for k, v in data.items()}
+    _check_keys(d, cls, f"{name}.")
+    return cls(**d)
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|sec|m|min|h|hr|hrs|hour|hours|d|day|days)\s*$", re.I)
+_UNIT_MS = {"ms": 1, "s": 1000, "sec": 1000, "m": _MINUTE, "min": _MINUTE, "h": _HOUR, "hr": _HOUR,
+            "hrs": _HOUR, "hour": _HOUR, "hours": _HOUR, "d": 24 * _HOUR, "day": 24 * _HOUR, "days": 24 * _HOUR}
+
+
+def parse_duration_ms(value: int | float | str, knob: str = "activate_after_idle") -> int:
+    """Milliseconds from an int (ms) or a string like "5m", "1hr", "30s"."""
+    if isinstance(value, bool):
+        raise ValueError(f"{knob}: expected milliseconds, a duration like '5m'/'1hr', or 'auto'")
+    if isinstance(value, (int, float)):
+        if value <= 0:
+            raise ValueError(f"{knob}: must be a positive duration, got {value}")
+        return int(value)
+    m = _DURATION.match(str(value))
+    if not m:
+        raise ValueError(f"{knob}: cannot parse {value!r}; use milliseconds, '5m', '1hr', or 'auto'")
+    return int(float(m.group(1)) * _UNIT_MS[m.group(2).lower()])
+
+
+def auto_idle_ttl_ms(model: str, *, prompt_cache_retention: str | None = None) -> int:
+    """The provider's prompt-cache TTL for `activate_after_idle='auto'` (spec §2.8)."""
+    if not model:
+        raise ValueError("activate_after_idle='auto': set actor_model so the provider cache TTL can be chosen")
+    m = model.lower()
+    provider, _, name = m.rpartition("/")
+    openai_name = re.match(r"^(gpt-|o\d|chatgpt|text-|davinci|babbage)", name)
+    if provider == "openai" or (not provider and openai_name):
+        if re.match(r"^gpt-4|^gpt-5(\.[1-4])?(-|$)", name):
+            return _HOUR if prompt_cache_retention == "24h" else 5 * _MINUTE
+        return _HOUR
+    if "gemini" in m or provider in {"google", "vertex", "vertex_ai", "gemini"}:
+        return 24 * _HOUR
+    if "deepseek" in m:
+        return _HOUR
+    if provider == "groq":
+        return 2 * _HOUR
+    return 5 * _MINUTE  # Anthropic, xAI, OpenRouter and anything unknown
+
+
+def _validate(cfg: OMConfig) -> None:
+    o, r = cfg.observation, cfg.reflection
+    if cfg.profile not in ("m11", "m31"):
+        raise ValueError(f"profile: must be 'm11' or 'm31', got {cfg.profile!r}")
+    if cfg.scope not in ("thread", "resource"):
+        raise ValueError(f"scope: must be 'thread' or 'resource', got {cfg.scope!r}")
+    if cfg.model and (o.model or r.model):
+        raise ValueError("model: set either the top-level model or observation.model/reflection.model, not both")
+    if not isinstance(o.message_tokens, int) or o.message_tokens <= 0:
+        raise ValueError(f"observation.message_tokens: must be a positive integer, got {o.message_tokens!r}")
+    if not isinstance(r.observation_tokens, int) or r.observation_tokens <= 0:
+        raise ValueError(f"reflection.observation_tokens: must be a positive integer, got {r.observation_tokens!r}")
+    if o.max_tokens_per_batch <= 0:
+        raise ValueError("observation.max_tokens_per_batch: must be a positive integer")
+    explicit = o.buffer_tokens not in (None, False) or o.buffer_activation is not None or o.block_after is not None
+    if explicit and cfg.profile == "m11":
+        raise ValueError("observation.buffer_tokens: profile 'm11' has no async buffering; remove the buffering "
+                         "knobs or use profile='m31'")
+    if explicit and o.buffer_tokens is not False and cfg.scope == "resource":
+        raise ValueError("observation.buffer_tokens: async buffering is not supported with scope='resource'; "
+                         "remove the buffering knobs or use scope='thread'")
+    if cfg.share_token_budget and cfg.buffering:
+        raise ValueError("share_token_budget: requires observation.buffer_tokens=False (buffering cannot share "
+                         "the token budget)")
+    # buffer_tokens itself is validated by resolving it
+    cfg.buffer_tokens  # noqa: B018 - raises ValueError on a bad value
+    if o.buffer_activation is not None:
+        activation_ratio(o.buffer_activation, o.message_tokens)
+    if o.block_after is not None:
+        resolve_block_after(o.block_after, o.message_tokens, knob="observation.block_after")
+    if not (0 < r.buffer_activation <= 1):
+        raise ValueError(f"reflection.buffer_activation: must be a ratio in (0, 1], got {r.buffer_activation}")
+    resolve_block_after(r.block_after, r.observation_tokens, knob="reflection.block_after")
+    for knob, val in (("activate_after_idle", cfg.activate_after_idle),
+                      ("observation.activate_after_idle", o.activate_after_idle),
+                      ("reflection.activate_after_idle", r.activate_after_idle)):
+        if val == "auto":
+            if not cfg.actor_model:
+                raise ValueError(f"{knob}='auto': set actor_model so the provider cache TTL can be chosen")
+        elif val is not None:
+            parse_duration_ms(val, knob)
+    try:
+        ZoneInfo(cfg.timezone)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"timezone: unknown zone {cfg.timezone!r}; use an IANA name such as 'UTC' or "
+                         "'Europe/Berlin'") from exc
+    if cfg.retrieval.scope not in ("thread", "resource"):
+        raise ValueError(f"retrieval.scope: must be 'thread' or 'resource', got {cfg.retrieval.scope!r}")
+    if not 0 <= o.temperature <= 2 or not 0 <= r.temperature <= 2:
+        raise ValueError("observation.temperature/reflection.temperature: must be within [0, 2]")

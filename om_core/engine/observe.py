@@ -1,0 +1,143 @@
+"""Observation paths of the orchestrator (spec §2.3-§2.5): background buffering, activation, sync observation."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Sequence
+
+from om_core.activation import should_buffer
+from om_core.context import message_boundary
+from om_core.observer import observe
+from om_core.records import BufferedChunk, OMRecord, ThreadMeta
+from om_core.engine.state import ScopeState, safe_prefix
+
+if TYPE_CHECKING:
+    from om_core.memory import ObservationalMemory, Status
+    from om_core.types import Message
+
+
+def join_observations(existing: str, new: str, ts: datetime, profile: str) -> tuple[str, str]:
+    """(merged text, separator used). m31 writes a message boundary so earlier chunks keep their bytes;
+    m11 (one system message, no chunking) joins with a blank line as Mastra 1.1 did."""
+    if not existing.strip():
+        return new, ""
+    if not new.strip():
+        return existing, ""
+    sep = message_boundary(ts) if profile == "m31" else "\n\n"
+    return existing + sep + new, sep
+
+
+def observer_kwargs(om: "ObservationalMemory") -> dict:
+    cfg = om.config
+    kw = {"tz": om.tz, "counter": om.counter, "instruction": cfg.observation.instruction,
+          "thread_title": cfg.observation.thread_title, "prompts_folder": cfg.prompts_folder}
+    params: dict = {"temperature": cfg.observation.temperature}
+    if cfg.observation.max_output_tokens:
+        params["max_tokens"] = cfg.observation.max_output_tokens
+    params.update(cfg.observation.model_params)
+    return {"model_params": params, **kw}
+
+
+def prior_metadata(meta: ThreadMeta | None) -> dict[str, str]:
+    if meta is None:
+        return {}
+    pairs = {"current_task": meta.current_task, "suggested_response": meta.suggested_response,
+             "thread_title": meta.thread_title}
+    return {k: v for k, v in pairs.items() if v}
+
+
+def maybe_buffer(om: "ObservationalMemory", st: "Status", state: ScopeState, now: datetime, events: list[str]) -> None:
+    """Start a background Observer call when pending tokens crossed a buffering interval (spec §2.3)."""
+    bt = om.config.buffer_tokens
+    rec = st.record
+    if bt is None or state.buffering_busy():
+        return
+    last = max(rec.last_buffered_at_tokens, state.last_boundary)
+    if not should_buffer(st.pending, last, st.threshold, bt):
+        return
+    state.last_boundary = st.pending  # set at trigger time, also when the candidates are too few
+    buffered = rec.buffered_message_ids()
+    since = max((t for t in (rec.last_buffered_at_time, rec.last_observed_at) if t is not None), default=None)
+    candidates = [m for m in st.unobserved if m.id not in buffered and (since is None or m.created_at > since)]
+    candidates = safe_prefix(candidates)
+    if not candidates or om.tokens.total(candidates) < bt / 2:
+        return
+    existing = "\n\n".join(t for t in [rec.active_observations, *(c.observations for c in rec.buffered_observation_chunks)]
+                           if t.strip())
+    events.append("buffer")
+    state.buffer_task = om.spawn(_buffer(om, rec.lookup_key, candidates, existing, st.pending, now))
+
+
+async def _buffer(om: "ObservationalMemory", key: str, msgs: Sequence["Message"], existing: str, pending: int,
+                  now: datetime) -> None:
+    out = await observe(om.observer, om.config.profile, existing_observations=existing, messages=list(msgs),
+                        buffered=True, **observer_kwargs(om))
+    text = om.group(out.observations, msgs)
+    newest = max(m.created_at for m in msgs)
+    cycle = uuid.uuid4().hex
+    chunk = BufferedChunk(
+        id=f"ombuf-{cycle}", cycle_id=cycle, observations=text, token_count=om.counter.count_string(text),
+        message_ids=tuple(m.id for m in msgs), message_tokens=om.tokens.total(msgs),
+        last_observed_at=newest + timedelta(milliseconds=1), created_at=om.now(now),
+        first_message_at=min(m.created_at for m in msgs), current_task=None, suggested_continuation=None,
+        thread_title=out.thread_title)
+    om.storage.append_buffered_chunk(key, chunk, last_buffered_at_tokens=pending, now=om.now(now))
+
+
+async def wait_for_buffering(state: ScopeState) -> None:
+    task = state.buffer_task
+    if task is not None and not task.done():
+        try:
+            await task
+        except Exception:  # already recorded by the task wrapper; the turn continues without that chunk
+            pass
+
+
+def activate(om: "ObservationalMemory", st: "Status", thread_id: str, now: datetime, events: list[str]) -> bool:
+    """Swap a prefix of buffered chunks into the active observations (spec §2.4)."""
+    cfg = om.config
+    rec = st.record
+    if not rec.buffered_observation_chunks or cfg.activation_ratio is None:
+        return False
+    block = cfg.block_after_tokens
+    res = om.storage.swap_buffered_to_active(
+        rec.id, activation_ratio=cfg.activation_ratio, threshold=st.threshold, pending_tokens=st.pending,
+        force_max=block is not None and st.pending >= block, now=now, thread_id=thread_id)
+    if res.activated:
+        events.append("activate")
+        state = om.scope_state(rec.lookup_key)
+        if res.record.last_buffered_at_tokens == 0:
+            state.last_boundary = 0  # stale-boundary reset, mirrored in memory
+    return res.activated
+
+
+async def observe_thread(om: "ObservationalMemory", st: "Status", meta: ThreadMeta | None, now: datetime,
+                         events: list[str]) -> list["Message"]:
+    """Synchronous observation of all unobserved messages of a thread (spec §2.5). Returns what it observed."""
+    rec: OMRecord = st.record
+    msgs = list(st.unobserved)
+    if not msgs:
+        return []
+    cfg = om.config
+    out = await observe(om.observer, cfg.profile, existing_observations=rec.active_observations, messages=msgs,
+                        prior_metadata=prior_metadata(meta) if cfg.profile == "m31" else None, **observer_kwargs(om))
+    text = om.group(out.observations, msgs)
+    boundary_ts = rec.last_observed_at or msgs[0].created_at
+    merged, sep = join_observations(rec.active_observations, text, boundary_ts, cfg.profile)
+    # incremental count: the text before is unchanged, so only the separator and the new part are encoded
+    tokens = rec.observation_token_count + (om.counter.count_string(sep + text) if merged != rec.active_observations else 0)
+    newest = max(msgs, key=lambda m: m.created_at)
+    metas = []
+    if meta is not None:
+        metas.append(replace(meta, current_task=out.current_task, suggested_response=out.suggested_response,
+                             thread_title=out.thread_title or meta.thread_title,
+                             last_observed_message_cursor=newest.id, updated_at=now))
+    new = om.storage.update_active_observations(
+        rec.id, observations=merged, token_count=tokens, last_observed_at=newest.created_at, now=now,
+        observed_message_ids=[m.id for m in msgs], expected_last_observed_at=rec.last_observed_at, thread_metas=metas)
+    if new is None:  # another writer observed meanwhile: its result stands, ours is dropped
+        return []
+    events.append("observe")
+    return msgs

@@ -1,0 +1,155 @@
+"""Reflection triggers of the orchestrator (spec §2.7): background reflection at 50 %, activation of a
+buffered reflection at the threshold, synchronous reflection above blockAfter (m11: whenever over it)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from om_core.records import OMRecord
+from om_core.recall import reconcile_reflection_groups
+from om_core.reflector import EmptyReflectionError, reflect
+
+if TYPE_CHECKING:
+    from om_core.memory import ObservationalMemory
+
+log = logging.getLogger("om_core.memory")
+BUFFERED_REFLECTION_WAIT_S = 5.0  # how long a threshold trigger waits for an in-flight background reflection
+_GROUP_OPEN, _GROUP_CLOSE = "<observation-group ", "</observation-group>"
+
+
+def _reflector_params(om: "ObservationalMemory") -> dict:
+    r = om.config.reflection
+    params: dict = {"temperature": r.temperature}
+    if r.max_output_tokens:
+        params["max_tokens"] = r.max_output_tokens
+    return {**params, **dict(r.model_params)}
+
+
+def _finish_text(om: "ObservationalMemory", text: str, source: str) -> str:
+    return reconcile_reflection_groups(text, source) if om.config.retrieval.enabled else text
+
+
+async def maybe_reflect(om: "ObservationalMemory", rec: OMRecord, now: datetime, events: list[str], *,
+                        idle: bool = False, provider_changed: bool = False) -> OMRecord:
+    """Run whichever reflection step the observation size calls for; returns the (possibly new) head."""
+    cfg = om.config
+    threshold = cfg.reflection.observation_tokens
+    obs = rec.observation_token_count
+    if cfg.profile == "m11":  # M11: strict ">" and always synchronous
+        return await _sync_reflect(om, rec, now, events) if obs > threshold else rec
+    state = om.scope_state(rec.lookup_key)
+    ratio = cfg.reflection_buffer_activation
+    if (ratio is not None and obs < threshold and not state.reflecting_busy() and not rec.buffered_reflection
+            and obs >= threshold * ratio):
+        _start_background(om, rec, now, events)
+    idle = idle and cfg.reflection_idle_ms is not None
+    provider_changed = provider_changed and cfg.reflection.activate_on_provider_change
+    if not (obs >= threshold or idle or provider_changed):
+        return rec
+    if rec.buffered_reflection or state.reflecting_busy():
+        if state.reflecting_busy() and obs >= threshold:
+            try:
+                await asyncio.wait_for(asyncio.shield(state.reflect_task), BUFFERED_REFLECTION_WAIT_S)  # type: ignore[arg-type]
+            except (asyncio.TimeoutError, Exception):
+                pass
+            rec = om.storage.get_record(rec.lookup_key) or rec
+        if rec.buffered_reflection and (obs >= threshold or _worth_activating(om, rec)):
+            new = om.storage.swap_buffered_reflection_to_active(rec.id, count_tokens=om.counter.count_string, now=now)
+            if new is not None:
+                events.append("activate_reflection")
+                return new
+    if obs < threshold:
+        return rec
+    block = cfg.reflection_block_after_tokens
+    if block is not None and obs < block:
+        if not state.reflecting_busy() and not rec.buffered_reflection:
+            _start_background(om, rec, now, events)
+        return rec
+    return await _sync_reflect(om, rec, now, events)
+
+
+def _worth_activating(om: "ObservationalMemory", rec: OMRecord) -> bool:
+    """Guards for idle / provider-change activation of a buffered reflection (spec §2.7 step 3)."""
+    tail = rec.observation_token_count - rec.buffered_reflection_input_tokens
+    combined = tail + rec.buffered_reflection_tokens
+    ratio = om.config.reflection.buffer_activation
+    floor = 0.75 * om.config.reflection.observation_tokens * (1 - ratio)
+    return not (tail < rec.buffered_reflection_tokens or combined < floor)
+
+
+async def _sync_reflect(om: "ObservationalMemory", rec: OMRecord, now: datetime, events: list[str]) -> OMRecord:
+    state = om.scope_state(rec.lookup_key)
+    digest = hash(rec.active_observations)
+    if state.suppressed_reflection == digest:  # same text already failed to get under the target
+        return rec
+    cfg = om.config
+    try:
+        result = await reflect(om.reflector, rec.active_observations, target_tokens=cfg.reflection.observation_tokens,
+                               profile=cfg.profile, model_name=cfg.reflector_model, counter=om.counter,
+                               model_params=_reflector_params(om), prompts_folder=cfg.prompts_folder)
+    except EmptyReflectionError as exc:
+        om.record_error(exc)
+        state.suppressed_reflection = digest
+        return rec
+    text = _finish_text(om, result.text, rec.active_observations)
+    tokens = result.tokens if text == result.text else om.counter.count_string(text)
+    new = om.storage.create_reflection_generation(rec.id, reflection=text, token_count=tokens, now=now)
+    if new is None:
+        return om.storage.get_record(rec.lookup_key) or rec
+    if result.over_target:
+        state.suppressed_reflection = hash(new.active_observations)
+    events.append("reflect")
+    return new
+
+
+def _reflect_slice(lines: list[str], count: int) -> int:
+    """Move a slice end so that it does not cut an observation group in two (retrieval mode)."""
+    def open_at(n: int) -> bool:
+        depth = 0
+        for line in lines[:n]:
+            s = line.strip()
+            depth += s.startswith(_GROUP_OPEN) - (s == _GROUP_CLOSE)
+        return depth > 0
+
+    n = count
+    while n > 0 and open_at(n):
+        n -= 1
+    if n == 0:
+        n = count
+        while n < len(lines) and open_at(n):
+            n += 1
+    return n
+
+
+def _start_background(om: "ObservationalMemory", rec: OMRecord, now: datetime, events: list[str]) -> None:
+    cfg = om.config
+    lines = rec.active_observations.split("\n")
+    if not rec.active_observations.strip() or rec.observation_token_count <= 0:
+        return
+    avg = rec.observation_token_count / len(lines)
+    count = min(math.floor(cfg.reflection.observation_tokens * cfg.reflection.buffer_activation / avg), len(lines))
+    if cfg.retrieval.enabled:
+        count = _reflect_slice(lines, count)
+    if count <= 0:
+        return
+    slice_tokens = round(avg * count)
+    target = max(1, round(slice_tokens * 0.75))  # the slice must shrink below 75 % of its size
+    events.append("buffer_reflection")
+    state = om.scope_state(rec.lookup_key)
+    state.reflect_task = om.spawn(_background(om, rec, "\n".join(lines[:count]), count, slice_tokens, target, now))
+
+
+async def _background(om: "ObservationalMemory", rec: OMRecord, text: str, count: int, slice_tokens: int,
+                      target: int, now: datetime) -> None:
+    cfg = om.config
+    result = await reflect(om.reflector, text, target_tokens=target, profile=cfg.profile,
+                           model_name=cfg.reflector_model, counter=om.counter, model_params=_reflector_params(om),
+                           buffered=True, prompts_folder=cfg.prompts_folder)
+    out = _finish_text(om, result.text, text)
+    tokens = result.tokens if out == result.text else om.counter.count_string(out)
+    om.storage.update_buffered_reflection(rec.id, reflection=out, token_count=tokens, input_tokens=slice_tokens,
+                                          line_count=count, now=om.now(now))

@@ -1,0 +1,316 @@
+"""`ObservationalMemory`: the per-turn orchestrator (spec §2.2-§2.8).
+
+A caller drives it turn by turn: `prepare_turn` before the Actor call (stores the user input, activates or
+observes at the threshold, starts background buffering, returns the Actor context) and `finish_turn` after
+it (stores the output; m11 observes here, at "step > 0"). Background Observer / Reflector calls are asyncio
+tasks that never block a turn; `wait_idle` awaits them for deterministic replays. Storage is the only
+durable state: in-process state (locks, running tasks, the buffering boundary) can be lost at any time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any, Callable, Coroutine, Sequence
+from zoneinfo import ZoneInfo
+
+from om_core.activation import dynamic_threshold
+from om_core.config import OMConfig
+from om_core.context import build_actor_context
+from om_core.dates import temporal_gap_marker, temporal_gap_text
+from om_core.engine.observe import activate, maybe_buffer, observe_thread, wait_for_buffering
+from om_core.engine.reflect import maybe_reflect
+from om_core.engine.resource import observe_resource
+from om_core.engine.state import (
+    TEMPORAL_MARKER_PREFIX,
+    MessageTokens,
+    ScopeState,
+    TurnContext,
+    has_pending_tool_call,
+    retention_tail,
+)
+from om_core.llm import ChatModel
+from om_core.observer import format_messages
+from om_core.recall import render_observation_groups, retrieval_instructions, wrap_observation_group
+from om_core.records import OMRecord, ThreadMeta, iso, lookup_key
+from om_core.scopes import other_conversations_block
+from om_core.storage.base import Storage
+from om_core.tokens import TokenCounter, default_counter
+from om_core.types import Message
+
+__all__ = ["ObservationalMemory", "TurnContext", "Status"]
+log = logging.getLogger("om_core.memory")
+OTHER_PART_CHARS = 500
+
+
+@dataclass
+class Status:
+    """Pending work of one scope as seen from one thread (spec §2.2 step 3)."""
+
+    record: OMRecord
+    thread_id: str
+    unobserved: list[Message]  # the current thread's unobserved messages, oldest first
+    others: dict[str, list[Message]]  # resource scope: other threads' unobserved messages
+    other_text: str
+    pending: int
+    threshold: int
+
+
+class ObservationalMemory:
+    def __init__(self, config: OMConfig, storage: Storage, observer: ChatModel, reflector: ChatModel, *,
+                 counter: TokenCounter | None = None, clock: Callable[[], datetime] | None = None) -> None:
+        self.config = config
+        self.storage = storage
+        self.observer = observer
+        self.reflector = reflector
+        self.counter = counter or default_counter()
+        self.tokens = MessageTokens(self.counter)
+        self.tz = ZoneInfo(config.timezone)
+        self._clock = clock
+        self._scopes: dict[str, ScopeState] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.errors: list[BaseException] = []  # background failures (logged; a turn never raises them)
+
+    # ---- public API ------------------------------------------------------------------------------
+    async def prepare_turn(self, resource_id: str, thread_id: str, new_messages: Sequence[Message], now: datetime,
+                           *, provider: str | None = None) -> TurnContext:
+        """Step 0 of a turn: store the input, run activation/reflection/buffering/threshold observation,
+        and return the Actor's context (the new messages come last)."""
+        cfg = self.config
+        msgs = self._own(new_messages, resource_id, thread_id)
+        key = self.key(resource_id, thread_id)
+        state = self.scope_state(key)
+        events: list[str] = []
+        async with state.lock:
+            meta = self._ensure_thread(resource_id, thread_id, now)
+            gap = self._idle_gap(resource_id, thread_id, msgs, now)
+            changed = provider is not None and meta.last_provider is not None and provider != meta.last_provider
+            if provider is not None and provider != meta.last_provider:
+                meta = replace(meta, last_provider=provider, updated_at=now)
+                self.storage.save_thread(meta)
+            markers = self._temporal_marker(resource_id, thread_id, msgs, events)
+            self.storage.add_messages([*markers, *msgs])
+            rec = self._head(key, resource_id, thread_id, now)
+            tail: list[Message] = []
+            if cfg.profile == "m31":
+                st = self.status(rec, thread_id)
+                idle = gap is not None and cfg.idle_ms is not None and gap >= timedelta(milliseconds=cfg.idle_ms)
+                obs_changed = changed and cfg.provider_change_activates
+                if rec.buffered_observation_chunks and (st.pending >= st.threshold or idle or obs_changed):
+                    activate(self, st, thread_id, now, events)
+                    rec = self._head(key, resource_id, thread_id, now)
+                refl_idle = gap is not None and cfg.reflection_idle_ms is not None and \
+                    gap >= timedelta(milliseconds=cfg.reflection_idle_ms)
+                await maybe_reflect(self, rec, now, events, idle=refl_idle, provider_changed=changed)
+                tail = await self._step(key, state, resource_id, thread_id, now, events, {m.id for m in msgs})
+            return self._render(resource_id, thread_id, now, events, tail=tail)
+
+    async def finish_turn(self, resource_id: str, thread_id: str, new_messages: Sequence[Message],
+                          now: datetime) -> list[str]:
+        """After the Actor answered: store its messages; m11 observes here when over the threshold, m31 runs
+        the same per-step checks as `prepare_turn` (buffering, threshold)."""
+        msgs = self._own(new_messages, resource_id, thread_id)
+        key = self.key(resource_id, thread_id)
+        state = self.scope_state(key)
+        events: list[str] = []
+        async with state.lock:
+            self._ensure_thread(resource_id, thread_id, now)
+            self.storage.add_messages(msgs)
+            rec = self._head(key, resource_id, thread_id, now)
+            if self.config.profile == "m31":
+                await self._step(key, state, resource_id, thread_id, now, events, set())
+            else:
+                st = self.status(rec, thread_id)
+                if st.pending >= st.threshold and not has_pending_tool_call(st.unobserved):
+                    await self._observe(st, resource_id, thread_id, now, events)
+                    if "observe" in events:
+                        await maybe_reflect(self, self._head(key, resource_id, thread_id, now), now, events)
+        return events
+
+    async def context(self, resource_id: str, thread_id: str, now: datetime, *,
+                      extra_messages: Sequence[Message] = ()) -> TurnContext:
+        """Read-only render (e.g. at question time): no model calls, nothing written."""
+        return self._render(resource_id, thread_id, now, [], extra=tuple(extra_messages), write=False)
+
+    async def wait_idle(self) -> None:
+        """Await every in-flight background operation (buffering, background reflection)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def record(self, resource_id: str, thread_id: str) -> OMRecord | None:
+        """The head generation of this scope, or None before anything was stored."""
+        return self.storage.get_record(self.key(resource_id, thread_id))
+
+    # ---- helpers used by the engine modules ----------------------------------------------------------
+    def key(self, resource_id: str, thread_id: str) -> str:
+        return lookup_key(self.config.scope, resource_id, thread_id)
+
+    def scope_state(self, key: str) -> ScopeState:
+        state = self._scopes.get(key)
+        if state is None:
+            state = self._scopes[key] = ScopeState()
+        return state
+
+    def now(self, default: datetime) -> datetime:
+        return self._clock() if self._clock is not None else default
+
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        async def guarded() -> None:
+            try:
+                await coro
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # background work must never break a turn; storage stays consistent
+                self.record_error(exc)
+
+        task = asyncio.get_running_loop().create_task(guarded())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def record_error(self, exc: BaseException) -> None:
+        log.warning("observational memory background operation failed: %r", exc)
+        self.errors.append(exc)
+
+    def group(self, text: str, messages: Sequence[Message]) -> str:
+        return wrap_observation_group(text, messages) if self.config.retrieval.enabled and text.strip() else text
+
+    def status(self, rec: OMRecord, thread_id: str) -> Status:
+        cfg = self.config
+        others: dict[str, list[Message]] = {}
+        if cfg.scope == "thread":
+            skip = set(rec.observed_message_ids)
+            unobserved = [m for m in self.storage.list_messages(rec.resource_id, thread_id, after=rec.last_observed_at)
+                          if m.id not in skip]
+        else:
+            unobserved = []
+            for meta in self.storage.list_threads(rec.resource_id):
+                msgs = self.storage.list_messages(rec.resource_id, meta.thread_id, after=meta.last_observed_at)
+                if meta.thread_id == thread_id:
+                    unobserved = msgs
+                elif msgs:
+                    others[meta.thread_id] = msgs
+        other_text = ""
+        if others:
+            fmt = lambda ms: format_messages(ms, cfg.profile, tz=self.tz, counter=self.counter,  # noqa: E731
+                                             max_part_chars=OTHER_PART_CHARS)
+            other_text = other_conversations_block(others, fmt, cfg.obscure_thread_ids)
+        pending = self.tokens.total(unobserved) + (self.counter.count_string(other_text) if other_text else 0)
+        threshold = dynamic_threshold(cfg.observation.message_tokens, cfg.reflection.observation_tokens,
+                                      rec.observation_token_count, cfg.share_token_budget)
+        return Status(rec, thread_id, unobserved, others, other_text, pending, threshold)
+
+    # ---- turn internals ----------------------------------------------------------------------------
+    async def _step(self, key: str, state: ScopeState, resource_id: str, thread_id: str, now: datetime,
+                    events: list[str], keep_ids: set[str]) -> list[Message]:
+        """Every-step checks (spec §2.2 steps 3-5): buffering trigger, then the threshold pipeline.
+        Returns the raw tail of just-observed messages that stays in this turn's context."""
+        st = self.status(self._head(key, resource_id, thread_id, now), thread_id)
+        maybe_buffer(self, st, state, now, events)
+        if st.pending < st.threshold or has_pending_tool_call(st.unobserved):
+            return []
+        await wait_for_buffering(state)
+        st = self.status(self._head(key, resource_id, thread_id, now), thread_id)
+        if st.pending < st.threshold:
+            return []
+        if st.record.buffered_observation_chunks and activate(self, st, thread_id, now, events):
+            await maybe_reflect(self, self._head(key, resource_id, thread_id, now), now, events)
+            return []
+        observed = await self._observe(st, resource_id, thread_id, now, events)
+        if "observe" in events:
+            await maybe_reflect(self, self._head(key, resource_id, thread_id, now), now, events)
+        return retention_tail(observed, self.config.retention_floor, self.tokens, keep_ids)
+
+    async def _observe(self, st: Status, resource_id: str, thread_id: str, now: datetime,
+                       events: list[str]) -> list[Message]:
+        if self.config.scope == "resource":
+            return await observe_resource(self, st, now, events)
+        return await observe_thread(self, st, self.storage.get_thread(thread_id), now, events)
+
+    def _render(self, resource_id: str, thread_id: str, now: datetime, events: list[str], *,
+                tail: Sequence[Message] = (), extra: Sequence[Message] = (), write: bool = True) -> TurnContext:
+        cfg = self.config
+        key = self.key(resource_id, thread_id)
+        rec = self._head(key, resource_id, thread_id, now) if write else self.storage.get_record(key)
+        if rec is None:  # nothing stored yet: a blank record that is not written
+            rec = OMRecord(id="", lookup_key=key, scope=cfg.scope, resource_id=resource_id,
+                           thread_id=thread_id, created_at=now, updated_at=now)
+        st = self.status(rec, thread_id)
+        meta = self.storage.get_thread(thread_id)
+        seen = {m.id for m in st.unobserved}
+        raw = [m for m in tail if m.id not in seen] + st.unobserved + list(extra)
+        observations = rec.active_observations
+        instructions = None
+        if cfg.retrieval.enabled:
+            observations = render_observation_groups(observations)
+            instructions = retrieval_instructions(cfg.retrieval.scope, cfg.retrieval.instructions)
+        messages = build_actor_context(
+            profile=cfg.profile, observations=observations, now=now,
+            current_task=meta.current_task if meta else None,
+            suggested_response=meta.suggested_response if meta else None,
+            other_conversations=st.other_text or None, retrieval_instructions=instructions, unobserved=raw,
+            prompts_folder=cfg.prompts_folder)
+        return TurnContext(messages=messages, events=events, pending_tokens=st.pending,
+                           observation_tokens=rec.observation_token_count, generation=rec.generation_count)
+
+    def _own(self, messages: Sequence[Message], resource_id: str, thread_id: str) -> list[Message]:
+        out = []
+        for m in messages:
+            if m.thread_id not in (None, thread_id) or m.resource_id not in (None, resource_id):
+                raise ValueError(f"message {m.id!r}: belongs to thread {m.thread_id!r}/resource {m.resource_id!r}, "
+                                 f"not {thread_id!r}/{resource_id!r}")
+            if m.created_at.tzinfo is None:
+                raise ValueError(f"message {m.id!r}: created_at must be timezone-aware (use UTC)")
+            out.append(replace(m, thread_id=thread_id, resource_id=resource_id))
+        return out
+
+    def _ensure_thread(self, resource_id: str, thread_id: str, now: datetime) -> ThreadMeta:
+        meta = self.storage.get_thread(thread_id)
+        if meta is None:
+            meta = ThreadMeta(thread_id=thread_id, resource_id=resource_id, created_at=now, updated_at=now)
+            self.storage.save_thread(meta)
+        elif meta.resource_id != resource_id:
+            raise ValueError(f"thread {thread_id!r} belongs to resource {meta.resource_id!r}, not {resource_id!r}")
+        return meta
+
+    def _head(self, key: str, resource_id: str, thread_id: str, now: datetime) -> OMRecord:
+        rec = self.storage.get_record(key)
+        if rec is not None:
+            return rec
+        return self.storage.initialize_record(
+            lookup_key=key, scope=self.config.scope, resource_id=resource_id,
+            thread_id=thread_id if self.config.scope == "thread" else None, now=now, timezone=self.config.timezone)
+
+    def _idle_gap(self, resource_id: str, thread_id: str, msgs: Sequence[Message], now: datetime) -> timedelta | None:
+        """Time since the thread's last assistant message (the provider-cache idle clock of spec §2.8)."""
+        if self.config.idle_ms is None and self.config.reflection_idle_ms is None:
+            return None
+        first = min((m.created_at for m in msgs), default=now)
+        recent = self.storage.list_messages(resource_id, thread_id, before=first, limit=20, direction="backward")
+        last = next((m for m in reversed(recent) if m.role == "assistant"), None)
+        return None if last is None else first - last.created_at
+
+    def _temporal_marker(self, resource_id: str, thread_id: str, msgs: Sequence[Message],
+                         events: list[str]) -> list[Message]:
+        """A `<system-reminder>` gap message before user input that follows a pause of ≥ 10 minutes (§5.6)."""
+        if not self.config.temporal_markers:
+            return []
+        first = next((m for m in msgs if m.role == "user"), None)
+        if first is None:
+            return []
+        new_ids = {m.id for m in msgs}
+        recent = self.storage.list_messages(resource_id, thread_id, before=first.created_at, limit=10,
+                                            direction="backward")
+        prev = [m for m in recent if not m.id.startswith(TEMPORAL_MARKER_PREFIX) and m.id not in new_ids]
+        if not prev or temporal_gap_text(prev[-1].created_at, first.created_at) is None:
+            return []
+        text = temporal_gap_marker(prev[-1].created_at, first.created_at, tz=self.tz)
+        digest = hashlib.sha1(f"{thread_id}|{iso(first.created_at)}".encode()).hexdigest()[:12]
+        events.append("temporal_marker")
+        return [Message(id=f"{TEMPORAL_MARKER_PREFIX}{digest}", role="user",
+                        content=f"<system-reminder>{text}</system-reminder>",
+                        created_at=first.created_at - timedelta(milliseconds=1),
+                        thread_id=thread_id, resource_id=resource_id)]

@@ -1,0 +1,163 @@
+"""Primitives shared by the SQL backends: three tables, rows keyed by id, the full record as JSON.
+
+Records keep their queryable fields (lookup key, generation, resource, thread) as columns and the whole
+`OMRecord` (spec §8.1 fields) as a JSON document, so both backends share one schema and one code path.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import abstractmethod
+from typing import Any, Sequence
+
+from om_core.records import OMRecord, ThreadMeta, iso, message_from_dict, message_to_dict
+from om_core.storage.ops import BaseStorage, MessageKey
+from om_core.types import Message
+
+
+def schema(prefix: str, json_type: str) -> list[str]:
+    p = prefix
+    return [
+        f"""CREATE TABLE IF NOT EXISTS {p}records (
+            id TEXT PRIMARY KEY, lookup_key TEXT NOT NULL, scope TEXT NOT NULL, resource_id TEXT NOT NULL,
+            thread_id TEXT, generation_count INTEGER NOT NULL, origin_type TEXT NOT NULL,
+            created_at TEXT NOT NULL, updated_at TEXT NOT NULL, data {json_type} NOT NULL,
+            UNIQUE (lookup_key, generation_count))""",
+        f"CREATE INDEX IF NOT EXISTS {p}records_resource ON {p}records (resource_id)",
+        f"""CREATE TABLE IF NOT EXISTS {p}threads (
+            thread_id TEXT PRIMARY KEY, resource_id TEXT NOT NULL, data {json_type} NOT NULL)""",
+        f"CREATE INDEX IF NOT EXISTS {p}threads_resource ON {p}threads (resource_id)",
+        f"""CREATE TABLE IF NOT EXISTS {p}messages (
+            id TEXT PRIMARY KEY, resource_id TEXT NOT NULL, thread_id TEXT NOT NULL, created_at TEXT NOT NULL,
+            seq BIGINT NOT NULL, data {json_type} NOT NULL)""",
+        f"CREATE INDEX IF NOT EXISTS {p}messages_thread ON {p}messages (resource_id, thread_id, created_at, seq)",
+        f"CREATE INDEX IF NOT EXISTS {p}messages_resource ON {p}messages (resource_id, created_at, seq)",
+    ]
+
+
+class SqlStorage(BaseStorage):
+    """Backend-neutral SQL; subclasses provide `_exec` (with `?` placeholders) and `_tx`."""
+
+    prefix = "om_"
+
+    @abstractmethod
+    def _exec(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+    @staticmethod
+    def _load(value: Any) -> Any:
+        return json.loads(value) if isinstance(value, (str, bytes)) else value
+
+    # Decoded rows memoised by their stored text: a row is decoded again only when its text changed, so
+    # polling the head record and the unobserved tail every step stays cheap (and sees other writers).
+    def _record_of(self, data: Any) -> OMRecord:
+        key = data if isinstance(data, str) else self._dump(data)
+        cache: dict[str, OMRecord] = self.__dict__.setdefault("_rec_cache", {})
+        hit = cache.get(key)
+        if hit is None:
+            hit = OMRecord.from_dict(self._load(data))
+            if len(cache) > 64:
+                cache.clear()
+            cache[key] = hit
+        return hit
+
+    def _message_of(self, mid: str, data: Any) -> Message:
+        cache: dict[str, tuple[Any, Message]] = self.__dict__.setdefault("_msg_cache", {})
+        hit = cache.get(mid)
+        if hit is not None and hit[0] == data:
+            return hit[1]
+        m = message_from_dict(self._load(data))
+        if len(cache) > 200_000:
+            cache.clear()
+        cache[mid] = (data, m)
+        return m
+
+    @staticmethod
+    def _dump(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    # ---- records --------------------------------------------------------------------------------
+    def _load_head(self, lookup_key: str) -> OMRecord | None:
+        rows = self._exec(f"SELECT data FROM {self.prefix}records WHERE lookup_key = ? "
+                          "ORDER BY generation_count DESC LIMIT 1", (lookup_key,))
+        return self._record_of(rows[0][0]) if rows else None
+
+    def _load_record(self, record_id: str) -> OMRecord | None:
+        rows = self._exec(f"SELECT data FROM {self.prefix}records WHERE id = ?", (record_id,))
+        return self._record_of(rows[0][0]) if rows else None
+
+    def _load_history(self, lookup_key: str) -> list[OMRecord]:
+        rows = self._exec(f"SELECT data FROM {self.prefix}records WHERE lookup_key = ? "
+                          "ORDER BY generation_count DESC", (lookup_key,))
+        return [OMRecord.from_dict(self._load(r[0])) for r in rows]
+
+    def _save_record(self, rec: OMRecord) -> None:
+        self._exec(
+            f"INSERT INTO {self.prefix}records (id, lookup_key, scope, resource_id, thread_id, generation_count, "
+            "origin_type, created_at, updated_at, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, data = excluded.data",
+            (rec.id, rec.lookup_key, rec.scope, rec.resource_id, rec.thread_id, rec.generation_count,
+             rec.origin_type, iso(rec.created_at), iso(rec.updated_at), self._dump(rec.to_dict())))
+
+    def _delete_records(self, lookup_key: str) -> None:
+        self._exec(f"DELETE FROM {self.prefix}records WHERE lookup_key = ?", (lookup_key,))
+
+    def _lookup_keys(self, resource_id: str) -> list[str]:
+        rows = self._exec(f"SELECT DISTINCT lookup_key FROM {self.prefix}records WHERE resource_id = ? "
+                          "ORDER BY lookup_key", (resource_id,))
+        return [r[0] for r in rows]
+
+    # ---- threads --------------------------------------------------------------------------------
+    def _load_thread(self, thread_id: str) -> ThreadMeta | None:
+        rows = self._exec(f"SELECT data FROM {self.prefix}threads WHERE thread_id = ?", (thread_id,))
+        return ThreadMeta.from_dict(self._load(rows[0][0])) if rows else None
+
+    def _save_thread(self, meta: ThreadMeta) -> None:
+        self._exec(f"INSERT INTO {self.prefix}threads (thread_id, resource_id, data) VALUES (?, ?, ?) "
+                   "ON CONFLICT (thread_id) DO UPDATE SET resource_id = excluded.resource_id, data = excluded.data",
+                   (meta.thread_id, meta.resource_id, self._dump(meta.to_dict())))
+
+    def _load_threads(self, resource_id: str) -> list[ThreadMeta]:
+        rows = self._exec(f"SELECT data FROM {self.prefix}threads WHERE resource_id = ?", (resource_id,))
+        return [ThreadMeta.from_dict(self._load(r[0])) for r in rows]
+
+    # ---- messages -------------------------------------------------------------------------------
+    def _save_messages(self, messages: Sequence[Message]) -> None:
+        if not messages:
+            return
+        rows = self._exec(f"SELECT COALESCE(MAX(seq), 0) FROM {self.prefix}messages")
+        seq = int(rows[0][0])
+        for m in messages:
+            seq += 1
+            # an existing id keeps its seq (its place among messages created at the same instant)
+            self._exec(
+                f"INSERT INTO {self.prefix}messages (id, resource_id, thread_id, created_at, seq, data) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET resource_id = excluded.resource_id, "
+                "thread_id = excluded.thread_id, created_at = excluded.created_at, data = excluded.data",
+                (m.id, m.resource_id, m.thread_id, iso(m.created_at), seq, self._dump(message_to_dict(m))))
+
+    def _message_key(self, message_id: str) -> tuple[MessageKey, Message] | None:
+        rows = self._exec(f"SELECT created_at, seq, data FROM {self.prefix}messages WHERE id = ?", (message_id,))
+        if not rows:
+            return None
+        created, seq, data = rows[0]
+        return (created, int(seq)), self._message_of(message_id, data)
+
+    def _query_messages(self, resource_id: str, thread_id: str | None, lower: MessageKey | None,
+                        upper: MessageKey | None, limit: int | None, descending: bool) -> list[Message]:
+        sql = [f"SELECT id, data FROM {self.prefix}messages WHERE resource_id = ?"]
+        params: list[Any] = [resource_id]
+        if thread_id is not None:
+            sql.append("AND thread_id = ?")
+            params.append(thread_id)
+        if lower is not None:
+            sql.append("AND (created_at > ? OR (created_at = ? AND seq > ?))")
+            params += [lower[0], lower[0], lower[1]]
+        if upper is not None:
+            sql.append("AND (created_at < ? OR (created_at = ? AND seq < ?))")
+            params += [upper[0], upper[0], upper[1]]
+        order = "DESC" if descending else "ASC"
+        sql.append(f"ORDER BY created_at {order}, seq {order}")
+        if limit is not None:
+            sql.append("LIMIT ?")
+            params.append(int(limit))
+        return [self._message_of(r[0], r[1]) for r in self._exec(" ".join(sql), params)]

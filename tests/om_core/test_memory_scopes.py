@@ -1,0 +1,77 @@
+"""Resource scope (spec §2.6): one record per resource, observations attributed to their thread."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from datetime import timedelta
+
+from om_core.config import OMConfig, ObservationConfig, ReflectionConfig
+from om_core.engine.scripted import ScriptedObserver, ScriptedReflector, synthetic_turns
+from om_core.memory import ObservationalMemory
+from om_core.scopes import obscure_thread_id
+from om_core.storage import SQLiteStorage
+from om_core.types import Message
+
+MID = re.compile(r"\bmid\d{5}\b")
+SECTION = re.compile(r'<thread id="([^"]+)">\n(.*?)\n</thread>', re.DOTALL)
+THREADS = ("session-alpha", "session-beta", "session-gamma")
+
+
+async def test_three_threads_each_observation_in_its_own_section(tmp_path):
+    cfg = OMConfig(scope="resource", obscure_thread_ids=True,
+                   observation=ObservationConfig(message_tokens=2500, max_tokens_per_batch=1000),
+                   reflection=ReflectionConfig(observation_tokens=1_000_000))
+    observer = ScriptedObserver()
+    om = ObservationalMemory(cfg, SQLiteStorage(tmp_path / "om.db"), observer, ScriptedReflector())
+    owner: dict[str, str] = {}
+    saw_other_block = False
+    observes = 0
+    turns = synthetic_turns(60, words=90, turns_per_day=60, minutes_between=3)
+    for i, (at, user, assistant) in enumerate(turns):
+        tid = THREADS[(i // 3) % 3]  # three turns per thread, then the next thread
+        u = Message(f"u{i}", "user", user, at)
+        a = Message(f"a{i}", "assistant", assistant, at + timedelta(seconds=20))
+        owner[MID.match(user).group(0)] = owner[MID.match(assistant).group(0)] = tid
+        ctx = await om.prepare_turn("person-1", tid, [u], at)
+        observes += ctx.events.count("observe")
+        other = [m for m in ctx.messages if m.key == "om:other"]
+        if other:
+            saw_other_block = True
+            assert "<other-conversation" in other[0].content and tid not in other[0].content  # ids obscured
+        observes += (await om.finish_turn("person-1", tid, [a], at + timedelta(seconds=20))).count("observe")
+
+    rec = om.record("person-1", THREADS[0])
+    assert rec.lookup_key == "resource:person-1" and rec.thread_id is None
+    assert om.record("person-1", THREADS[2]).id == rec.id  # one record for the whole resource
+    assert observes >= 3 and saw_other_block
+    assert len(observer.calls) > observes  # threads were split into parallel batches
+    shown = {obscure_thread_id(t): t for t in THREADS}
+    seen: Counter[str] = Counter()
+    sections = SECTION.findall(rec.active_observations)
+    assert {s for s, _ in sections} == set(shown)
+    for display, body in sections:
+        for mid in MID.findall(body):
+            assert owner[mid] == shown[display], (mid, display)
+            seen[mid] += 1
+    assert seen and max(seen.values()) == 1  # nothing observed twice
+    assert MID.findall(rec.active_observations) == [m for _, b in sections for m in MID.findall(b)]  # all inside sections
+    # per-thread cursors: every message up to a thread's cursor is observed, none after it
+    for tid in THREADS:
+        cursor = om.storage.get_thread(tid).last_observed_at
+        for m in om.storage.list_messages("person-1", tid):
+            mid = MID.match(m.content).group(0)
+            assert (seen[mid] == 1) == (cursor is not None and m.created_at <= cursor), mid
+
+
+async def test_other_threads_count_toward_pending(tmp_path):
+    cfg = OMConfig(scope="resource", observation=ObservationConfig(message_tokens=50_000))
+    om = ObservationalMemory(cfg, SQLiteStorage(tmp_path / "om.db"), ScriptedObserver(), ScriptedReflector())
+    turns = synthetic_turns(2, words=200)
+    (t1, u1, _), (t2, u2, _) = turns
+    first = await om.prepare_turn("p", "a", [Message("x1", "user", u1, t1)], t1)
+    second = await om.prepare_turn("p", "b", [Message("x2", "user", u2, t2)], t2)
+    own = om.tokens.total([Message("x2", "user", u2, t2)])
+    assert second.pending_tokens > own  # thread a's unobserved message is part of b's pending tokens
+    assert first.pending_tokens < second.pending_tokens
+    assert any(m.key == "om:other" for m in second.messages) is False  # no observations yet: nothing injected
