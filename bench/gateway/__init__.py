@@ -1,0 +1,21 @@
+"""The model gateway: litellm-backed `ChatModel`s per role, response cache, limits, retries, usage and cost,
+and the offline engine (`offline/<role>`). Importing this package does not import litellm (slow); the
+first model call does, through `bench.gateway.setup.ensure_litellm`.
+"""
+
+from bench.gateway.config import CachePolicy, GatewayConfig, RoleModel, provider_of
+from bench.gateway.errors import GatewayError
+from bench.gateway.gateway import Gateway, GatewayChatModel
+from bench.gateway.usage import estimate_cost, price_map_version
+
+__all__ = [
+    "CachePolicy",
+    "Gateway",
+    "GatewayChatModel",
+    "GatewayConfig",
+    "GatewayError",
+    "RoleModel",
+    "estimate_cost",
+    "price_map_version",
+    "provider_of",
+]

@@ -1,0 +1,354 @@
+"""The model gateway: every model call of the project (Observer, Reflector, Actor, judge, summariser,
+embeddings) goes through here, on litellm.
+
+Per call: resolve the role's model and params → response cache (content-addressed; identical concurrent
+requests share one provider call) → per-provider gate (RPM/TPM buckets, AIMD concurrency, Retry-After) →
+litellm with our retries (tenacity; litellm/SDK retries off) → usage + cost → a `CallRecord` appended to
+`bench.records.current_calls` and a `Completion` whose `meta` carries cost, latency, cache hit and retries.
+
+One Gateway per event loop (its locks and buckets belong to the loop that first uses them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, TypeVar
+
+from om_core.llm import Completion, Usage
+
+from bench.errors import ConfigError
+from bench.gateway.config import OFFLINE_PREFIX, GatewayConfig, RoleModel, provider_of
+from bench.gateway.errors import ErrorInfo, GatewayError, RetryableCallError, classify, redact
+from bench.gateway.limits import AdaptiveConcurrency, ProviderGate, TokenBucket, backoff_delay
+from bench.gateway.response_cache import CachedResponse, ResponseCache, request_key
+from bench.gateway.usage import cost_of, normalize_usage
+from bench.records import CallRecord, record_call
+
+T = TypeVar("T")
+OFFLINE_ROLES = ("observer", "reflector", "reader", "actor", "answerer", "judge", "summarizer", "summariser",
+                 "embedder")
+
+
+@dataclass
+class _Prepared:
+    label: str  # the role written into the CallRecord
+    model: str
+    provider: str
+    params: dict[str, Any]  # what reaches litellm besides model/messages/routing
+    epoch: int
+    api_key: str | None
+    api_base: str | None
+    timeout: float
+
+    @property
+    def offline(self) -> bool:
+        return self.model.startswith(OFFLINE_PREFIX)
+
+
+class GatewayChatModel:
+    """`ChatModel` bound to one role. A `role=` call param only relabels the CallRecord."""
+
+    def __init__(self, gateway: "Gateway", role: str) -> None:
+        self.gateway = gateway
+        self.role = role
+        self.model_name = gateway.config.role_model(role).model
+
+    async def complete(self, messages: list[dict[str, Any]], **params: Any) -> Completion:
+        return await self.gateway.complete(self.role, messages, **params)
+
+    def __repr__(self) -> str:
+        return f"GatewayChatModel(role={self.role!r}, model={self.model_name!r})"
+
+
+class Gateway:
+    def __init__(self, config: GatewayConfig) -> None:
+        self.config = config
+        for role, rm in config.roles.items():
+            _check_offline_model(role, rm)
+        self.cache: ResponseCache | None = None
+        if config.cache_policy != "off":
+            self.cache = ResponseCache(config.cache_path or "", config.cache_policy)
+        self._gates: dict[str, ProviderGate] = {}
+        self._providers: dict[str, str] = {}
+        self._inflight: dict[str, asyncio.Future[CachedResponse | None]] = {}
+        self._rng = random.Random()
+
+    # ------------------------------------------------------------------ public API
+    def model(self, role: str) -> GatewayChatModel:
+        return GatewayChatModel(self, role)
+
+    async def complete(self, role: str, messages: list[dict[str, Any]], /, **params: Any) -> Completion:
+        p = self._prepare(role, params)
+        t0 = time.perf_counter()
+        if p.offline:  # recomputed every time, so changes to the engine's rules take effect at once
+            try:
+                entry, attempts = await self._chat_call(p, messages)
+            except GatewayError as err:
+                self._record_error(p, messages, err, t0)
+                raise
+            return self._finish(p, messages, entry, t0, hit=False, retries=attempts - 1, key="")
+        key = request_key("chat", p.model, messages, p.params, p.epoch)
+        return await self._cached(p, messages, key, "chat", t0, lambda: self._chat_call(p, messages))
+
+    async def embed(self, texts: list[str], role: str = "embedder", **params: Any) -> list[list[float]]:
+        p = self._prepare(role, params)
+        out: list[list[float]] = []
+        size = self.config.embed_batch_size
+        for i in range(0, len(texts), size):
+            batch = list(texts[i:i + size])
+            t0 = time.perf_counter()
+            if p.offline:
+                comp = self._finish(p, None, self._offline_embed(p, batch), t0, hit=False, retries=0, key="")
+            else:
+                key = request_key("embed", p.model, batch, p.params, p.epoch)
+                comp = await self._cached(p, None, key, "embed", t0, lambda b=batch: self._embed_call(p, b))
+            out.extend(comp.meta["embeddings"])
+        return out
+
+    def provider_stats(self) -> dict[str, dict[str, Any]]:
+        return {
+            name: {**g.stats, "concurrency_limit": g.concurrency.limit, "cuts": g.concurrency.cuts,
+                   "pauses": g.pauses, "rpm_waits": g.rpm.waits if g.rpm else 0,
+                   "tpm_waits": g.tpm.waits if g.tpm else 0}
+            for name, g in self._gates.items()
+        }
+
+    async def aclose(self) -> None:
+        if self.cache is not None:
+            self.cache.close()
+            self.cache = None
+
+    async def __aenter__(self) -> "Gateway":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # ------------------------------------------------------------------ preparation
+    def _prepare(self, role: str, params: dict[str, Any]) -> _Prepared:
+        rm = self.config.role_model(role)
+        merged = {**rm.params, **params}
+        label = str(merged.pop("role", None) or role)
+        epoch = int(merged.pop("epoch", 0) or 0)
+        provider = self._providers.get(rm.model) or self._providers.setdefault(rm.model, provider_of(rm.model))
+        api_key = merged.pop("api_key", None)
+        env = self.config.api_key_env.get(role) or self.config.api_key_env.get(provider)
+        if api_key is None and env:
+            api_key = os.environ.get(env)
+            if not api_key:
+                raise ConfigError(f"gateway: environment variable {env} (API key for {role}) is not set; export it")
+        api_base = merged.pop("api_base", None) or self.config.api_base.get(role) or self.config.api_base.get(provider)
+        timeout = float(merged.pop("timeout", None) or self.config.timeout_s)
+        for k in ("max_retries", "num_retries"):  # retries are ours
+            merged.pop(k, None)
+        return _Prepared(label, rm.model, provider, merged, epoch, api_key, api_base, timeout)
+
+    def _gate(self, provider: str) -> ProviderGate:
+        gate = self._gates.get(provider)
+        if gate is None:
+            c = self.config
+            rpm, tpm = c.rpm.get(provider), c.tpm.get(provider)
+            gate = ProviderGate(
+                provider,
+                AdaptiveConcurrency(c.max_concurrency, grow_after=c.aimd_grow_after),
+                TokenBucket(rpm, c.limit_period_s) if rpm else None,
+                TokenBucket(tpm, c.limit_period_s) if tpm else None,
+            )
+            self._gates[provider] = gate
+        return gate
+
+    def _litellm_kwargs(self, p: _Prepared) -> dict[str, Any]:
+        kw: dict[str, Any] = dict(p.params)
+        kw.update(model=p.model, timeout=p.timeout, max_retries=0, drop_params=True)
+        if p.api_key:
+            kw["api_key"] = p.api_key
+        if p.api_base:
+            kw["api_base"] = p.api_base
+        return kw
+
+    # ------------------------------------------------------------------ cache + single flight
+    async def _cached(self, p: _Prepared, messages: list[dict[str, Any]] | None, key: str, kind: str, t0: float,
+                      call: Callable[[], Awaitable[tuple[CachedResponse, int]]]) -> Completion:
+        if self.cache is not None:
+            hit = await self.cache.get(key)
+            if hit is not None:
+                return self._finish(p, messages, hit, t0, hit=True, retries=0, key=key)
+            waiter = self._inflight.get(key)
+            if waiter is not None:  # the same request is on its way: share its answer
+                shared = await asyncio.shield(waiter)
+                if shared is not None:
+                    return self._finish(p, messages, shared, t0, hit=True, retries=0, key=key, dedup=True)
+        fut: asyncio.Future[CachedResponse | None] | None = None
+        if self.cache is not None and key not in self._inflight:
+            fut = asyncio.get_running_loop().create_future()
+            self._inflight[key] = fut
+        entry: CachedResponse | None = None
+        try:
+            entry, attempts = await call()
+        except GatewayError as err:
+            self._record_error(p, messages, err, t0)
+            raise
+        finally:
+            if fut is not None:
+                self._inflight.pop(key, None)
+                fut.set_result(entry)
+        if self.cache is not None:
+            await self.cache.put(key, kind, p.model, entry)
+        return self._finish(p, messages, entry, t0, hit=False, retries=attempts - 1, key=key)
+
+    # ------------------------------------------------------------------ provider calls
+    async def _chat_call(self, p: _Prepared, messages: list[dict[str, Any]]) -> tuple[CachedResponse, int]:
+        from bench.gateway.setup import ensure_litellm
+
+        litellm = ensure_litellm()
+        kw = self._litellm_kwargs(p)
+        kw["messages"] = messages
+
+        async def attempt() -> tuple[str, Usage, str]:
+            resp = await litellm.acompletion(**kw)
+            return _parse_chat(resp)
+
+        est = self._token_estimate(p, messages)
+        (text, usage, rmodel), attempts, lat = await self._with_retries(p, est, attempt)
+        cost = cost_of(p.model, usage)
+        return CachedResponse(text=text, usage=usage, cost_usd=cost.usd, cost_known=cost.known, latency_s=lat,
+                              response_model=rmodel), attempts
+
+    async def _embed_call(self, p: _Prepared, batch: list[str]) -> tuple[CachedResponse, int]:
+        from bench.gateway.setup import ensure_litellm
+
+        litellm = ensure_litellm()
+        kw = self._litellm_kwargs(p)
+        kw.pop("drop_params", None)
+        kw["input"] = batch
+
+        async def attempt() -> tuple[list[list[float]], Usage, str]:
+            resp = await litellm.aembedding(**kw)
+            return _parse_embedding(resp, len(batch))
+
+        (vecs, usage, rmodel), attempts, lat = await self._with_retries(p, 0.0, attempt)
+        cost = cost_of(p.model, usage)
+        return CachedResponse(embeddings=vecs, usage=usage, cost_usd=cost.usd, cost_known=cost.known,
+                              latency_s=lat, response_model=rmodel), attempts
+
+    def _offline_embed(self, p: _Prepared, batch: list[str]) -> CachedResponse:
+        from bench.gateway.offline.embedder import DEFAULT_DIM, embed_texts
+        from om_core.tokens import default_counter
+
+        dim = int(p.params.get("dimensions") or DEFAULT_DIM)
+        tokens = sum(default_counter().count_string(t) for t in batch)
+        return CachedResponse(embeddings=embed_texts(batch, dim), usage=Usage(prompt_tokens=tokens),
+                              response_model=p.model)
+
+    def _token_estimate(self, p: _Prepared, messages: list[dict[str, Any]]) -> float:
+        if p.provider not in self.config.tpm:
+            return 0.0
+        from bench.gateway.offline.engine import chat_prompt_tokens
+
+        out = p.params.get("max_tokens") or p.params.get("max_completion_tokens") or 0
+        return float(chat_prompt_tokens(messages) + int(out))
+
+    async def _with_retries(self, p: _Prepared, tokens: float,
+                            attempt_fn: Callable[[], Awaitable[T]]) -> tuple[T, int, float]:
+        from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
+
+        gate = self._gate(p.provider)
+        secrets = [p.api_key or ""]
+        cfg = self.config
+
+        def wait(rs: RetryCallState) -> float:
+            exc = rs.outcome.exception() if rs.outcome else None
+            ra = exc.info.retry_after_s if isinstance(exc, RetryableCallError) else None
+            return backoff_delay(rs.attempt_number, cfg.backoff_base_s, cfg.backoff_max_s, ra, self._rng)
+
+        n = 0
+        try:
+            async for att in AsyncRetrying(stop=stop_after_attempt(cfg.max_attempts), wait=wait, reraise=True,
+                                           retry=retry_if_exception_type(RetryableCallError)):
+                with att:
+                    n = att.retry_state.attempt_number
+                    async with gate.slot(tokens) as generation:
+                        t0 = time.perf_counter()
+                        try:
+                            result = await attempt_fn()
+                        except (RetryableCallError, asyncio.CancelledError):
+                            raise
+                        except Exception as exc:
+                            info = classify(exc)
+                            if info.kind == "rate_limit":
+                                gate.on_rate_limited(generation, info.retry_after_s)
+                            if info.retryable:
+                                raise RetryableCallError(info) from exc
+                            raise GatewayError(info.kind, redact(info.message, secrets),
+                                               status_code=info.status_code, attempts=n) from exc
+                        gate.concurrency.on_success()
+                        return result, n, time.perf_counter() - t0
+        except RetryableCallError as exc:
+            i = exc.info
+            raise GatewayError(i.kind, f"gave up after {n} attempts: {redact(i.message, secrets)}",
+                               status_code=i.status_code, attempts=n) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # ------------------------------------------------------------------ accounting
+    def _finish(self, p: _Prepared, messages: list[dict[str, Any]] | None, entry: CachedResponse, t0: float, *,
+                hit: bool, retries: int, key: str, dedup: bool = False) -> Completion:
+        latency = time.perf_counter() - t0
+        u = entry.usage
+        record_call(CallRecord(
+            role=p.label, model=p.model, prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
+            cached_tokens_reported=u.cached_tokens, cache_write_tokens_reported=u.cache_write_tokens,
+            cost_usd=entry.cost_usd, latency_s=latency, response_cache_hit=hit, retries=retries,
+            messages=messages,
+        ))
+        meta: dict[str, Any] = {
+            "cost_usd": entry.cost_usd,  # list cost of the response (the original call's, on a cache hit)
+            "cost_usd_paid": 0.0 if hit else entry.cost_usd,  # what this call spent now
+            "cost_known": entry.cost_known,
+            "latency_s": latency,
+            "latency_s_original": entry.latency_s,
+            "response_cache_hit": hit,
+            "retries": retries,
+            "provider": p.provider,
+            "response_model": entry.response_model,
+            "offline": p.offline,
+            "cache_key": key,
+        }
+        if dedup:
+            meta["deduplicated"] = True
+        if entry.embeddings is not None:
+            meta["embeddings"] = entry.embeddings
+        return Completion(text=entry.text or "", usage=u, model=p.model, meta=meta)
+
+    def _record_error(self, p: _Prepared, messages: list[dict[str, Any]] | None, err: GatewayError,
+                      t0: float) -> None:
+        record_call(CallRecord(role=p.label, model=p.model, latency_s=time.perf_counter() - t0,
+                               retries=max(0, err.attempts - 1), error=str(err), messages=messages))
+
+
+def _check_offline_model(role: str, rm: RoleModel) -> None:
+    if rm.model.startswith(OFFLINE_PREFIX) and rm.model[len(OFFLINE_PREFIX):] not in OFFLINE_ROLES:
+        raise ConfigError(f"gateway.roles.{role}.model={rm.model!r} is not an offline role; use offline/<one of "
+                          f"{', '.join(OFFLINE_ROLES)}>")
+
+
+def _parse_chat(resp: Any) -> tuple[str, Usage, str]:
+    choices = getattr(resp, "choices", None)
+    if not choices:
+        raise RetryableCallError(ErrorInfo("malformed", "response has no choices"))
+    msg = getattr(choices[0], "message", None)
+    text = getattr(msg, "content", None) if msg is not None else None
+    return str(text or ""), normalize_usage(getattr(resp, "usage", None)), str(getattr(resp, "model", "") or "")
+
+
+def _parse_embedding(resp: Any, n: int) -> tuple[list[list[float]], Usage, str]:
+    data = getattr(resp, "data", None) or []
+    items = [(d.get("index", i), d.get("embedding")) if isinstance(d, dict) else
+             (getattr(d, "index", i), getattr(d, "embedding", None)) for i, d in enumerate(data)]
+    if len(items) != n or any(v is None for _, v in items):
+        raise RetryableCallError(ErrorInfo("malformed", f"embedding response has {len(items)} vectors for {n} inputs"))
+    vecs = [list(map(float, v)) for _, v in sorted(items, key=lambda t: t[0])]  # type: ignore[arg-type]
+    return vecs, normalize_usage(getattr(resp, "usage", None)), str(getattr(resp, "model", "") or "")

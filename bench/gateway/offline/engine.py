@@ -1,0 +1,58 @@
+"""Dispatch of the offline roles, plus realistic usage numbers. Free of litellm so it is testable directly.
+
+This is the dry-run engine: deterministic rules whose accuracy is not an LLM's. Results are labelled by
+their model name `offline/<role>`; the answer text itself carries no label so judging still works.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.gateway.offline import judge, observer, reader, reflector, summarizer
+from bench.gateway.offline.reader import text_of
+
+ROLES = ("observer", "reflector", "reader", "actor", "judge", "summarizer")
+ALIASES = {"actor": "reader", "answerer": "reader", "summariser": "summarizer"}
+
+
+def canonical_role(name: str) -> str:
+    role = name.split("/")[-1].lower()
+    return ALIASES.get(role, role)
+
+
+def _user_text(messages: list[dict[str, Any]], last_only: bool = False) -> str:
+    users = [text_of(m) for m in messages if m.get("role") == "user"]
+    if not users:
+        users = [text_of(m) for m in messages]
+    return (users[-1] if users else "") if last_only else "\n\n".join(users)
+
+
+def run_role(role: str, messages: list[dict[str, Any]], params: dict[str, Any] | None = None) -> str:
+    params = params or {}
+    r = canonical_role(role)
+    if r == "observer":
+        return observer.observe(_user_text(messages))
+    if r == "reflector":
+        return reflector.reflect(_user_text(messages))
+    if r == "reader":
+        return reader.answer(messages)
+    if r == "judge":
+        return judge.judge(_user_text(messages, last_only=True))
+    if r == "summarizer":
+        mt = params.get("max_tokens") or params.get("max_completion_tokens")
+        return summarizer.summarize(messages, int(mt) if mt else None)
+    raise ValueError(f"unknown offline role {role!r}: use one of {', '.join(ROLES)} (or offline/embedder)")
+
+
+def chat_prompt_tokens(messages: list[dict[str, Any]]) -> int:
+    """o200k count of the request as OpenAI bills chat: content tokens + 3 per message + 3."""
+    from om_core.tokens import default_counter
+
+    count = default_counter().count_string
+    return sum(count(text_of(m)) + 3 for m in messages) + 3
+
+
+def completion_tokens(text: str) -> int:
+    from om_core.tokens import default_counter
+
+    return default_counter().count_string(text)

@@ -1,0 +1,202 @@
+"""Offline Observer: turns the history section of an Observer prompt into an observation log, by rule.
+
+Extractive and deterministic: user statements in the first person become 🔴 "User stated …" lines (pronouns
+turned to the third person), questions "User asked …" (🟡 in m11, 🔴 in m31), assistant messages a 🟡 line
+with their first informative sentence plus up to five list items as `->` sub-bullets. Relative dates get
+`(meaning …)` from the message date. Not an LLM: its recall and phrasing are crude by design.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from bench.gateway.offline.history import (
+    HistMessage,
+    detect_profile,
+    history_section,
+    parse_history,
+    split_threads,
+)
+from bench.gateway.offline.reldates import resolve_relative
+from bench.gateway.offline.text import (
+    STOPWORDS,
+    fmt_date,
+    has_number_or_name,
+    sentences,
+    truncate_words,
+    words,
+)
+
+_FIRST_PERSON = re.compile(r"\b(I|I'm|I've|I'd|I'll|I am|my|me|mine|myself|we|we're|we've|our|us)\b", re.I)
+_PRONOUNS = [
+    (r"\bI am\b", "they are"), (r"\bI'm\b", "they're"), (r"\bI was\b", "they were"), (r"\bI've\b", "they've"),
+    (r"\bI'd\b", "they'd"), (r"\bI'll\b", "they'll"), (r"\bI\b", "they"), (r"\bmyself\b", "themselves"),
+    (r"\bmy\b", "their"), (r"\bMy\b", "Their"), (r"\bme\b", "them"), (r"\bmine\b", "theirs"),
+    (r"\b[Ww]e're\b", "they're"), (r"\b[Ww]e've\b", "they've"), (r"\b[Ww]e'll\b", "they'll"),
+    (r"\b[Ww]e\b", "they"), (r"\b[Oo]ur\b", "their"), (r"\bours\b", "theirs"), (r"\bus\b", "them"),
+]
+_DISCOURSE = re.compile(r"^(?:by the way|btw|actually|also|anyway|oh|well|so|and|but|plus|speaking of which|"
+                        r"on another note|oh and)\b[,:]?\s*", re.I)
+_QUESTION_START = re.compile(
+    r"^(what|which|who|whom|whose|when|where|why|how|can|could|would|will|should|is|are|do|does|did|any|"
+    r"have|has)\b", re.I)
+_REQUEST_START = re.compile(
+    r"^(please|help|write|give|recommend|suggest|create|explain|list|tell|show|find|plan|make|generate|draft|"
+    r"compare|summari[sz]e|describe|provide|i need|i want|i'd like|i would like)\b", re.I)
+_LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+(.+)")
+_LOWERABLE = {"can", "could", "would", "will", "should", "please", "help", "write", "give", "recommend",
+              "suggest", "create", "explain", "list", "tell", "show", "find", "plan", "make", "that", "this",
+              "actually", "anyway", "also", "well", "so", "by", "speaking"}
+_FILLER = {"thanks", "thank you", "ok", "okay", "great", "cool", "sure", "yes", "no", "got it", "sounds good"}
+
+MAX_USER_LINES = 3
+MAX_ITEMS = 4
+
+
+def _clean(s: str) -> str:
+    s = re.sub(r"[*_`#]+", "", s)  # markdown emphasis and headings
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def third_person(s: str) -> str:
+    for pat, rep in _PRONOUNS:
+        s = re.sub(pat, rep, s)
+    return s
+
+
+def _lower_first(s: str) -> str:
+    """Lowercase a sentence-initial common word so it reads inside "User stated …"."""
+    first = s.split(" ", 1)[0]
+    if first in ("I",) or first.startswith("I'") or not first[1:].islower():
+        return s
+    if first.lower() in STOPWORDS | _LOWERABLE:
+        return s[0].lower() + s[1:]
+    return s
+
+
+def _is_question(s: str) -> bool:
+    return s.rstrip().endswith("?") or bool(_QUESTION_START.match(s) and len(s.split()) < 25 and "?" in s)
+
+
+def _stamp(m: HistMessage) -> str:
+    h, mi = m.minute or (0, 0)
+    return f"({h:02d}:{mi:02d})"
+
+
+def _meaning(text: str, day: date | None) -> str:
+    if day is None:
+        return ""
+    when = resolve_relative(text, day)
+    return f" (meaning {when})" if when else ""
+
+
+def _user_lines(m: HistMessage, asked_icon: str) -> list[str]:
+    stamp = _stamp(m)
+    sents = [_clean(s) for s in sentences(m.text)]
+    sents = [s for s in sents if s and s.lower().strip(".!? ") not in _FILLER]
+    stated: list[tuple[int, str]] = []
+    asked: list[str] = []
+    for i, s in enumerate(sents):
+        body = _lower_first(truncate_words(_DISCOURSE.sub("", s) or s, 28).rstrip(".!"))
+        if _is_question(s):
+            asked.append(body)
+        elif _FIRST_PERSON.search(s) and not _REQUEST_START.match(s):
+            # rank: sentences with numbers, names or relative dates first, then by position
+            rank = 0 if (has_number_or_name(s) or resolve_relative(s, date(2000, 1, 1))) else 1
+            stated.append((rank * 1000 + i, f"User stated {third_person(body)}"))
+        elif i == 0 or _REQUEST_START.match(s):
+            asked.append(f"the assistant to {body[0].lower() + body[1:]}" if body else body)
+    keep = sorted(sorted(stated)[: MAX_USER_LINES - (1 if asked else 0)], key=lambda t: t[0] % 1000)
+    lines = [f"* 🔴 {stamp} {text}{_meaning(text, m.day)}" for _, text in keep]
+    if asked:
+        q = asked[-1]  # the last question is usually the actual ask
+        q = q if q.startswith("the assistant to") else f": {q}"
+        lines.append(f"* {asked_icon} {stamp} User asked{'' if q.startswith(':') else ' '}{q}{_meaning(q, m.day)}")
+    return lines
+
+
+def _assistant_lines(m: HistMessage) -> list[str]:
+    stamp = _stamp(m)
+    items: list[str] = []
+    prose: list[str] = []
+    for raw in m.text.splitlines():
+        li = _LIST_ITEM.match(raw)
+        if li:
+            head = _clean(li.group(1))
+            head = re.split(r":\s| - | – ", head, maxsplit=1)[0] if len(head.split()) > 12 else head
+            if head:
+                items.append(truncate_words(head, 8))
+        elif raw.strip() and not raw.lstrip().startswith("#"):
+            prose.extend(_clean(s) for s in sentences(raw))
+    informative = [s for s in prose if len(s.split()) >= 5]
+    # prefer the first sentence that carries a number or a name: greetings rarely do
+    first = next((s for s in informative if has_number_or_name(s)), informative[0] if informative else "")
+    lines: list[str] = []
+    if first:
+        lines.append(f"* 🟡 {stamp} Assistant said: {truncate_words(first, 25).rstrip('.')}")
+    elif items:
+        lines.append(f"* 🟡 {stamp} Assistant listed:")
+    lines += [f"  * -> {it}" for it in items[:MAX_ITEMS]]
+    return lines
+
+
+def _tool_lines(m: HistMessage) -> list[str]:
+    return [f"* 🟢 {_stamp(m)} {m.label}: {truncate_words(_clean(m.text), 15)}"]
+
+
+def _task_lines(msgs: list[HistMessage]) -> tuple[str, str]:
+    last_user = next((m for m in reversed(msgs) if m.role == "user"), None)
+    answered = bool(msgs) and msgs[-1].role != "user"
+    if last_user is None:
+        return "Primary: none — waiting for user", "Wait for the user's next message."
+    sents = [_clean(s) for s in sentences(last_user.text)]
+    ask = next((s for s in reversed(sents) if _is_question(s) or _REQUEST_START.match(s)), "")
+    if not ask:
+        return "Primary: none — waiting for user", "Acknowledge what the user shared and wait for their next message."
+    ask = truncate_words(ask, 30)
+    if answered:
+        return (f"Primary: none — waiting for user (last request answered: {ask})",
+                "Wait for the user's follow-up; refer back to the previous answer if asked.")
+    topic = " ".join(w for w in words(ask) if len(w) > 3)[:80]
+    return f"Primary: respond to the user's request: {ask}", f"Answer the user's request about {topic}."
+
+
+def observe_messages(msgs: list[HistMessage], profile: str) -> list[str]:
+    asked_icon = "🟡" if profile == "m11" else "🔴"
+    lines: list[str] = []
+    current: date | None = None
+    for m in msgs:
+        if m.role == "reasoning" or not m.text.strip():
+            continue
+        if m.day is not None and m.day != current:
+            current = m.day
+            lines.append(f"Date: {fmt_date(m.day)}")
+        if m.role == "user":
+            lines += _user_lines(m, asked_icon)
+        elif m.role == "assistant":
+            lines += _assistant_lines(m)
+        elif m.role == "tool":
+            lines += _tool_lines(m)
+    return lines
+
+
+def observe(prompt: str) -> str:
+    """Observation log for the history in `prompt` (the Observer's user messages joined)."""
+    history = history_section(prompt)
+    profile = detect_profile(history)
+    threads = split_threads(history)
+    if threads[0][0] is None:
+        msgs = parse_history(threads[0][1], profile)
+        task, hint = _task_lines(msgs)
+        body = "\n".join(observe_messages(msgs, profile))
+        return (f"<observations>\n{body}\n</observations>\n\n<current-task>\n{task}\n</current-task>\n\n"
+                f"<suggested-response>\n{hint}\n</suggested-response>")
+    blocks: list[str] = []
+    for tid, text in threads:
+        msgs = parse_history(text, profile)
+        task, hint = _task_lines(msgs)
+        body = "\n".join(observe_messages(msgs, profile))
+        blocks.append(f'<thread id="{tid}">\n{body}\n<current-task>\n{task}\n</current-task>\n'
+                      f"<suggested-response>\n{hint}\n</suggested-response>\n</thread>")
+    return "<observations>\n" + "\n".join(blocks) + "\n</observations>"

@@ -1,0 +1,204 @@
+"""The offline engine: well-formed, deterministic outputs for every role, and its litellm provider."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+
+from bench.gateway import Gateway, GatewayConfig, RoleModel
+from bench.gateway.offline import run_role
+from bench.gateway.offline.embedder import embed_text
+from bench.gateway.offline.engine import chat_prompt_tokens
+from bench.gateway.offline.judge import judge
+from bench.gateway.offline.reader import NOT_FOUND
+from bench.gateway.offline.reflector import compression_level, reflect
+from bench.gateway.offline.reldates import resolve_relative
+from om_core.observer_parse import parse_observer_output
+from om_core.observer_prompt import build_observer_messages
+from om_core.reflector import build_reflector_messages
+from om_core.tokens import default_counter
+from om_core.types import Message
+
+T0 = datetime(2026, 3, 3, 9, 12, tzinfo=timezone.utc)  # a Tuesday
+ASSISTANT_LIST = (
+    "Congratulations on the new puppy! Here are three vets near Oak Park that people like:\n\n"
+    "1. **Oak Vet Clinic**: open on Sundays, with a walk-in hour every morning and a small pet shop.\n"
+    "2. **Paws & Claws**: specialises in exotic pets, and the staff are known for patience with anxious dogs.\n"
+    "3. **Riverside Animal Hospital**: a 24-hour emergency service with an on-site lab and imaging.\n\n"
+    "Beagles are energetic, so plan on about an hour of exercise a day. Let me know if you want tips on "
+    "house training, crate training or choosing food for a growing beagle puppy."
+)
+CHAT = [
+    ("user", "I adopted a beagle named Pixel yesterday! She is 10 weeks old. Can you recommend a vet near Oak Park?"),
+    ("assistant", ASSISTANT_LIST),
+    ("user", "Thanks. I start a new job at Lumen Labs next Monday, so I need a dog walker. How much do they cost?"),
+    ("assistant", "Dog walkers in most US cities charge between 20 and 30 dollars for a 30-minute walk. Rover and "
+                  "Wag list vetted walkers, and many offer a free first meet-and-greet so you can see how they get "
+                  "along with Pixel before you commit to a weekly schedule."),
+]
+
+
+def messages(offset_min: int = 0, thread: str | None = None) -> list[Message]:
+    return [Message(id=f"{thread}-{i}", role=r, content=c, created_at=T0 + timedelta(minutes=offset_min + i),
+                    thread_id=thread) for i, (r, c) in enumerate(CHAT)]
+
+
+@pytest.mark.parametrize("profile", ["m11", "m31"])
+def test_observer_reads_om_core_prompts_and_writes_a_parseable_log(profile: str) -> None:
+    prompt = build_observer_messages(profile, existing_observations="", messages=messages())
+    out = run_role("observer", prompt)
+    parsed = parse_observer_output(out)
+    lines = parsed.observations.splitlines()
+    assert lines[0] == "Date: Mar 3, 2026"
+    red = [ln for ln in lines if ln.startswith("* 🔴 ")]
+    assert any("User stated they adopted a beagle named Pixel" in ln and "(meaning Mar 2, 2026)" in ln for ln in red)
+    assert any(ln.startswith("* 🔴 (09:12)") for ln in red)
+    assert any("Lumen Labs" in ln and "(meaning Mar 9, 2026)" in ln for ln in red)
+    asked = [ln for ln in lines if "User asked" in ln]
+    assert asked and all(ln.startswith("* 🟡" if profile == "m11" else "* 🔴") for ln in asked)
+    assert any(ln.startswith("* 🟡 (09:13) Assistant") for ln in lines)
+    assert any("-> Oak Vet Clinic" in ln for ln in lines)
+    assert parsed.current_task and parsed.suggested_response
+    hist = prompt[-1]["content"]
+    counter = default_counter()
+    assert counter.count_string(out) < counter.count_string(hist)  # extractive and shorter
+    assert run_role("observer", prompt) == out  # deterministic
+
+
+def test_observer_multi_thread() -> None:
+    prompt = build_observer_messages("m31", existing_observations="",
+                                     threads={"t1": messages(thread="t1"), "t2": messages(60 * 24, "t2")})
+    parsed = parse_observer_output(run_role("observer", prompt), multi_thread=True)
+    assert set(parsed.threads) == {"t1", "t2"}
+    assert parsed.threads["t2"].observations.startswith("Date: Mar 4, 2026")
+    assert parsed.threads["t1"].current_task
+
+
+def test_relative_dates() -> None:
+    d = date(2026, 3, 3)
+    assert resolve_relative("I went yesterday", d) == "Mar 2, 2026"
+    assert resolve_relative("back on last Friday", d) == "Feb 27, 2026"
+    assert resolve_relative("two weeks ago", d) == "Feb 17, 2026"
+    assert resolve_relative("3 days ago", d) == "Feb 28, 2026"
+    assert resolve_relative("next week", d) == "week of Mar 9, 2026"
+    assert resolve_relative("tomorrow morning", d) == "Mar 4, 2026"
+    assert resolve_relative("I moved recently", d) is None
+
+
+LOG = """Date: Mar 1, 2026
+* 🔴 (09:00) User stated they live in Oak Park
+* 🟡 (09:01) Assistant said: Oak Park has three dog parks
+  * -> Lake Park
+  * -> Pine Park
+* 🟢 (09:02) User might get a cat
+* 🔴 (09:03) User asked: which park is closest?
+Date: Mar 2, 2026
+* 🔴 (10:00) User stated they live in Oak Park
+* 🔴 (10:05) User stated they adopted a beagle named Pixel
+* 🟡 (10:06) Assistant said: beagles need an hour of exercise a day"""
+
+
+def test_reflector_compresses_harder_at_each_level() -> None:
+    sizes = []
+    for level in range(5):
+        prompt = build_reflector_messages("m31", LOG, level)
+        assert compression_level(prompt[-1]["content"]) == level
+        out = run_role("reflector", prompt)
+        parsed = parse_observer_output(out)
+        body = parsed.observations
+        assert body.count("User stated they live in Oak Park") == 1  # duplicate dropped at every level
+        assert "Date: Mar 2, 2026" in body and "adopted a beagle named Pixel" in body
+        sizes.append(len(body))
+        if level >= 1:
+            assert "🟢" not in body
+        if level >= 3:
+            assert "🟡" not in body and "->" not in body
+        if level == 4:
+            assert "User asked" not in body
+    assert sizes == sorted(sizes, reverse=True) and sizes[4] < sizes[0]
+
+
+def test_reflector_reads_m11_retry_prompt() -> None:
+    prompt = build_reflector_messages("m11", LOG, 1)
+    assert compression_level(prompt[-1]["content"]) == 1
+    assert reflect(prompt[-1]["content"]).startswith("<observations>\nDate: Mar 1, 2026")
+
+
+JUDGE = ("Judge the response.\n\nQuestion: {q}\n\n{field}: {a}\n\nModel Response: {r}\n\n"
+         "Is the model response correct? Answer yes or no only.")
+
+
+@pytest.mark.parametrize(
+    ("field", "answer", "response", "verdict"),
+    [
+        ("Correct Answer", "Pixel", "Your beagle is called Pixel.", "yes"),
+        ("Correct Answer", "Pixel", "Your beagle is called Max.", "no"),
+        ("Correct Answer", "5", "You went five times.", "yes"),
+        ("Correct Answer", "twenty one", "It was 21 dollars", "yes"),
+        ("Correct Answer", "3", "You went 4 times.", "no"),
+        ("Explanation", "The user never mentioned a cat.", "I don't know; that was not mentioned.", "yes"),
+        ("Explanation", "The user never mentioned a cat.", "Your cat is called Tom.", "no"),
+        ("Rubric", "The user would prefer suggestions for beagle exercise near Oak Park lakes",
+         "Since Pixel is a beagle, try the Oak Park lake trails for exercise.", "yes"),
+        ("Rubric", "The user would prefer suggestions for beagle exercise near Oak Park lakes",
+         "Here is a recipe for pancakes.", "no"),
+    ],
+)
+def test_judge_rules(field: str, answer: str, response: str, verdict: str) -> None:
+    assert judge(JUDGE.format(q="What?", field=field, a=answer, r=response)) == verdict
+
+
+def test_judge_temporal_off_by_one_and_project_templates() -> None:
+    templates = pytest.importorskip("bench.evaluate.judge_templates").builtin_templates()
+    temporal = templates["temporal-reasoning"]
+    assert judge(temporal.format(question="How many days?", answer="18 days", response="It took 19 days.")) == "yes"
+    assert judge(temporal.format(question="How many days?", answer="18 days", response="It took 25 days.")) == "no"
+    default = templates["default"]
+    assert judge(default.format(question="How many days?", answer="18 days", response="It took 19 days.")) == "no"
+    abst = templates["abstention"]
+    assert judge(abst.format(question="Cat?", answer="never said", response="There is no information on it.")) == "yes"
+
+
+def test_reader_answers_by_retrieval_deterministically() -> None:
+    ctx = ("Observations:\n* 🔴 (09:12) User stated they adopted a beagle named Pixel\n"
+           "* 🔴 (09:20) User stated they start a new job at Lumen Labs\n"
+           "* 🟡 (09:30) Assistant said: walks cost 20 dollars")
+    msgs = [{"role": "system", "content": ctx}, {"role": "user", "content": "Question: What is the name of my beagle?"}]
+    a1, a2 = run_role("reader", msgs), run_role("actor", msgs)
+    assert a1 == a2 and "Pixel" in a1 and "🔴" not in a1
+    none = run_role("reader", [{"role": "system", "content": ctx}, {"role": "user", "content": "Favourite opera?"}])
+    assert none == NOT_FOUND
+
+
+def test_summarizer_is_extractive_and_bounded() -> None:
+    convo = [{"role": r, "content": c} for r, c in CHAT] + [{"role": "user", "content": "Summarise our chat."}]
+    full = run_role("summarizer", convo)
+    assert "Pixel" in full and "Lumen Labs" in full
+    short = run_role("summarizer", convo, {"max_tokens": 30})
+    assert default_counter().count_string(short) <= 30 and len(short) < len(full)
+
+
+def test_embedder_is_deterministic_and_lexical() -> None:
+    a, b, c = embed_text("my beagle Pixel loves the park"), embed_text("Pixel the beagle loves parks"), embed_text(
+        "quarterly tax filing deadline")
+    assert a == embed_text("my beagle Pixel loves the park") and len(a) == 256
+    dot = lambda x, y: sum(i * j for i, j in zip(x, y))  # noqa: E731
+    assert abs(dot(a, a) - 1) < 1e-4 and dot(a, b) > dot(a, c)
+
+
+async def test_offline_models_through_the_gateway(tmp_path, calls) -> None:
+    gw = Gateway(GatewayConfig(roles={"judge": RoleModel("offline/judge"), "actor": RoleModel("offline/reader"),
+                                      "embedder": RoleModel("offline/embedder")},
+                               cache_path=str(tmp_path / "c.sqlite")))
+    msgs = [{"role": "user", "content": JUDGE.format(q="Dog?", field="Correct Answer", a="Pixel", r="Pixel!")}]
+    out = await gw.model("judge").complete(msgs)
+    assert out.text == "yes" and out.meta["response_model"] == "offline/judge" and out.meta["offline"]
+    assert out.usage.prompt_tokens == chat_prompt_tokens(msgs) and out.usage.completion_tokens == 1
+    assert calls[-1].role == "judge" and calls[-1].cost_usd == 0.0 and calls[-1].messages == msgs
+    ans = await gw.model("reader").complete([{"role": "user", "content": "Question: anything?"}])
+    assert ans.text == NOT_FOUND
+    vecs = await gw.embed(["a b c", "d e f"])
+    assert len(vecs) == 2 and vecs[0] == embed_text("a b c")
+    assert gw.cache is not None and gw.cache.count() == 0  # offline outputs are recomputed, never cached
+    await gw.aclose()
