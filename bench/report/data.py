@@ -33,7 +33,9 @@ class RunInfo:
     @property
     def label(self) -> str:
         tag = " [offline engine]" if self.offline else (" [external]" if self.external else "")
-        return f"{self.name}{tag}"
+        # runs of one experiment share a name: the strategy tells them apart
+        strat = "" if self.external or not self.strategy or self.strategy in self.name else f"/{self.strategy}"
+        return f"{self.name}{strat}{tag}"
 
     def om_thresholds(self) -> tuple[float | None, float | None]:
         cfg = self.config or {}

@@ -85,7 +85,7 @@ def prompt_over_turns(d: ReportData, out: Path) -> Figure:
         if g.empty:
             g = t[t.run_key == rk]
             g = g[g.question_id == sorted(g.question_id.unique())[0]]
-        ax.plot(g.turn, g.prompt_tokens, label=f"{by_run[rk].label if rk in by_run else rk} ({strat})", lw=1.2)
+        ax.plot(g.turn, g.prompt_tokens, label=by_run[rk].label if rk in by_run else f"{rk} ({strat})", lw=1.2)
         ev = g[g.events.fillna("").str.len() > 0]
         if not ev.empty:
             ax.scatter(ev.turn, ev.prompt_tokens, s=10, marker="v")

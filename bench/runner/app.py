@@ -12,15 +12,16 @@ from bench.runner.experiment import RunOutcome, load_data, make_gateway, run_str
 from bench.runner.progress import Progress
 
 
-def _is_multirun() -> tuple[bool, Path | None]:
+def _is_multirun() -> tuple[bool, Path | None, str]:
+    """(multirun?, job output dir, the job's sweep overrides as text)."""
     try:
         from hydra.core.hydra_config import HydraConfig
         from hydra.types import RunMode
 
         hc = HydraConfig.get()
-        return hc.mode == RunMode.MULTIRUN, Path(hc.runtime.output_dir)
+        return hc.mode == RunMode.MULTIRUN, Path(hc.runtime.output_dir), str(hc.job.override_dirname or "")
     except Exception:  # not under Hydra (tests call run_job directly)
-        return False, None
+        return False, None, ""
 
 
 def run_job(cfg: Any) -> list[RunOutcome]:
@@ -34,7 +35,11 @@ def run_job(cfg: Any) -> list[RunOutcome]:
 
         dry_run(root, raw)
         return []
-    multirun, job_dir = _is_multirun()
+    multirun, job_dir, overrides = _is_multirun()
+    if multirun:
+        # jobs of one sweep share the experiment name: their overrides tell them apart in tables and plots
+        swept = ",".join(o for o in overrides.split(",") if o and not o.startswith("experiment="))
+        root.experiment_name = f"{root.experiment_name}[{swept}]" if swept else root.experiment_name
     return asyncio.run(_run(root, raw, multirun, job_dir))
 
 

@@ -81,12 +81,17 @@ def errored_ids(store: Any, run_key: str) -> set[str]:
 
 
 def make_sims_factory(cfg: RootCfg, actor_model: str):
-    from bench.cachesim import make_simulator
+    from bench.cachesim import make_simulator, price_per_token
 
-    params = cfg.cachesim.params or {}
+    params = {p: dict((cfg.cachesim.params or {}).get(p) or {}) for p in cfg.cachesim.profiles}
+    price = None if actor_model.startswith("offline/") else price_per_token(actor_model)
+    for p in params.values():
+        # simulated cache costs are priced at the actor's list input price when litellm knows it
+        if price and "input_per_token" not in p:
+            p["input_per_token"] = price
 
     def factory() -> dict[str, Any]:
-        return {p: make_simulator(p, **dict(params.get(p) or {})) for p in cfg.cachesim.profiles}
+        return {p: make_simulator(p, **params[p]) for p in cfg.cachesim.profiles}
 
     try:
         factory()

@@ -47,14 +47,15 @@ def _pct(x: float | None) -> str:
 
 
 def format_summary(rows: list[dict[str, Any]], profiles: list[str], n_dataset: int | None = None, split: str | None = None) -> str:
-    head = f"{'run':<22}{'strategy':<13}{'n':>5}{'micro':>8}{'macro':>8}{'abst':>8}{'prompt tok':>12}"
+    w = max([22] + [len(r["name"] or "") + 2 for r in rows])
+    head = f"{'run':<{w}}{'strategy':<13}{'n':>5}{'micro':>8}{'macro':>8}{'abst':>8}{'prompt tok':>12}"
     head += "".join(f"{'hit ' + p[:7]:>13}" for p in profiles)
     headline = "openai" if "openai" in profiles else (profiles[0] if profiles else None)
     head += f"{'prefill/q' + (' (' + headline + ')' if headline else ''):>20}{'$/q':>10}"
     lines = [head, "-" * len(head)]
     for r in rows:
         partial = "" if not r["planned"] or r["n"] >= r["planned"] else f"  (n={r['n']} of {r['planned']})"
-        line = f"{r['name'][:21]:<22}{r['strategy'] or '':<13}{r['n']:>5}{_pct(r['micro']):>8}{_pct(r['macro']):>8}{_pct(r['abstention']):>8}"
+        line = f"{r['name']:<{w}}{r['strategy'] or '':<13}{r['n']:>5}{_pct(r['micro']):>8}{_pct(r['macro']):>8}{_pct(r['abstention']):>8}"
         line += f"{r['mean_prompt_tokens'] or 0:>12,.0f}"
         line += "".join(f"{_pct(r['hit_rate'].get(p)):>13}" for p in profiles)
         pf = r["prefill_per_q"].get(headline) if headline else None

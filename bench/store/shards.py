@@ -98,12 +98,29 @@ def _files(folder: Path, table: str) -> list[str]:
     return sorted(str(p) for p in (folder / table).glob("*.parquet"))
 
 
+def _is_shard_folder(d: Path) -> bool:
+    return (d / "samples").is_dir() or (d / "runs").is_dir()
+
+
+def _shard_folders(folders: list[Path]) -> list[Path]:
+    """Shard folders as given, or found below a given folder (a whole sweep directory works too)."""
+    out: list[Path] = []
+    for d in folders:
+        if _is_shard_folder(d):
+            out.append(d)
+        else:
+            out.extend(sorted({p.parent for p in d.rglob("samples") if p.is_dir()} |
+                              {p.parent for p in d.rglob("runs") if p.is_dir()}))
+    return list(dict.fromkeys(out))
+
+
 def merge_shards(glob_or_folder: str | Path, db_path: str | Path) -> int:
     """Load shard folders (a folder, or a glob of folders) into db_path; returns questions newly added.
 
     Questions already in the DB are left as they are; runs are upserted (the shard's status wins)."""
     pattern = str(glob_or_folder)
     folders = [Path(p) for p in sorted(_glob.glob(pattern, recursive=True)) if Path(p).is_dir()]
+    folders = _shard_folders(folders)
     if not folders:
         raise UserError(f"no shard folder matches {pattern}; pass the folder the ShardWriter wrote to")
     files = {t: [f for d in folders for f in _files(d, t)] for t in ("runs", *QUESTION_TABLES)}

@@ -36,7 +36,7 @@ def test_report_writes_pngs_and_references_them(small_db, tmp_path, capsys):
     # headline numbers: micro accuracy per run, computed independently from the labels written
     for rk, lab in labels.items():
         name = "zep" if rk == "external:zep" else rk
-        line = next(x for x in md.splitlines() if x.startswith(f"| {name} ["))
+        line = next(x for x in md.splitlines() if x.startswith((f"| {name} [", f"| {name}/")))
         assert f"{100 * sum(lab.values()) / len(lab):.1f}% [" in line
         assert "(n=12 of 500)" in line
         assert ("[offline engine]" in line) == (rk != "external:zep")

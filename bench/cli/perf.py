@@ -1,0 +1,48 @@
+"""`ombench perf`: replay throughput of all strategies x cache profiles with the offline engine, as a ratio to
+tokenising every haystack once, plus peak RSS."""
+
+from __future__ import annotations
+
+import argparse
+
+from bench.errors import ConfigError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("perf", help="time the replay of every strategy and cache profile (offline engine)")
+    p.add_argument("--data", default="longmemeval_s", metavar="PATH_OR_NAME",
+                   help="dataset name or file (default longmemeval_s, found through --data-dir / $LONGMEMEVAL_DATA_DIR)")
+    p.add_argument("--data-dir", default=None, help="folder holding the LongMemEval files")
+    p.add_argument("--limit", type=int, default=10, help="first N questions (0 = all; default 10)")
+    p.add_argument("--strategies", default="full_context,rag,compaction,om,oracle", help="comma-separated")
+    p.add_argument("--profiles", default="openai,anthropic,vllm", help="comma-separated cache profiles")
+    p.add_argument("--cprofile", type=int, default=0, metavar="N", help="run under cProfile and print the top N entries")
+    p.set_defaults(func=_run)
+
+
+def _split(text: str, knob: str, allowed: tuple[str, ...] | None = None) -> list[str]:
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if not items:
+        raise ConfigError(f"--{knob}: give at least one name")
+    bad = [x for x in items if allowed is not None and x not in allowed]
+    if bad:
+        raise ConfigError(f"--{knob}: unknown {', '.join(bad)}; choose from {', '.join(allowed or ())}")
+    return items
+
+
+def _run(args: argparse.Namespace) -> int:
+    from bench.cachesim import PROFILES
+    from bench.data.loader import load_dataset
+    from bench.perf import measure
+    from bench.strategies import STRATEGIES
+
+    strategies = _split(args.strategies, "strategies", tuple(STRATEGIES))
+    profiles = _split(args.profiles, "profiles", tuple(PROFILES))
+    if args.limit < 0:
+        raise ConfigError("--limit must be >= 0 (0 = every question)")
+    ds = load_dataset(args.data, args.data_dir)
+    instances = ds.instances[: args.limit] if args.limit else ds.instances
+    report = measure(instances, strategies, profiles, cpu_profile=args.cprofile)
+    print(f"dataset: {ds.name} ({len(instances)} of {len(ds)} questions); offline engine, not an LLM")
+    print(report.render())
+    return 0

@@ -1,0 +1,294 @@
+"""Replay throughput: every strategy through every haystack, every prompt through every cache profile, with the
+offline engine (no network), timed against tokenising each haystack once with tiktoken in the same process.
+
+The ratio (replay wall time / tokenise-once wall time) is machine-independent enough to track: a replay must
+at least tokenise everything once, so 1.0 is the floor. Peak RSS is the process high-water mark (it includes
+the dataset itself).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import cProfile
+import gc
+import hashlib
+import io
+import pstats
+import resource
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Iterable, Mapping, Sequence
+
+from bench.cachesim import make_simulator
+from bench.data.schema import Instance
+from bench.ingest import question_call, replay_question
+from bench.records import current_calls
+from bench.replay import build_timeline
+from bench.strategies import StrategyContext, make_strategy
+from om_core.tokens import default_counter, get_encoding
+
+STRATEGIES = ("full_context", "rag", "compaction", "om", "oracle")
+PROFILES = ("openai", "anthropic", "vllm")
+
+
+@dataclass
+class StrategyStats:
+    seconds: float = 0.0
+    questions: int = 0
+    prompts: int = 0
+    prompt_tokens: int = 0
+    background_calls: int = 0
+    events: dict[str, int] = field(default_factory=dict)
+    cached: dict[str, int] = field(default_factory=dict)  # per profile, Actor prompts (turns + question)
+
+
+@dataclass
+class PerfReport:
+    questions: int
+    haystack_tokens: int
+    baseline_s: float
+    replay_s: float
+    peak_rss_bytes: int
+    rss_after_load_bytes: int
+    strategies: dict[str, StrategyStats]
+    warm_up_s: float = 0.0  # first gateway calls (imports litellm); not part of the replay time
+    profile_text: str = ""
+
+    @property
+    def ratio(self) -> float:
+        return self.replay_s / self.baseline_s if self.baseline_s else float("inf")
+
+    def render(self) -> str:
+        lines = [
+            f"questions: {self.questions}   haystack tokens (o200k): {self.haystack_tokens:,}",
+            f"tokenise every haystack once: {self.baseline_s:.2f} s",
+            f"replay (all strategies x profiles, question prompt included): {self.replay_s:.2f} s"
+            f"   (untimed warm-up of the gateway: {self.warm_up_s:.2f} s)",
+            f"ratio: {self.ratio:.2f}   (target <= 5)",
+            f"peak RSS: {self.peak_rss_bytes / 2**30:.2f} GiB (after loading the data: "
+            f"{self.rss_after_load_bytes / 2**30:.2f} GiB; target <= 4)",
+            "",
+            f"{'strategy':<13}{'s':>8}{'x base':>8}{'prompts':>9}{'Mtok':>8}{'bg calls':>9}  cached share per profile / events",
+        ]
+        for name, st in self.strategies.items():
+            shares = " ".join(f"{p}={st.cached[p] / st.prompt_tokens:.0%}" for p in st.cached if st.prompt_tokens)
+            ev = ",".join(f"{k}:{v}" for k, v in sorted(st.events.items()))
+            lines.append(
+                f"{name:<13}{st.seconds:>8.2f}{st.seconds / self.baseline_s if self.baseline_s else 0:>8.2f}"
+                f"{st.prompts:>9}{st.prompt_tokens / 1e6:>8.2f}{st.background_calls:>9}  {shares}  {ev}"
+            )
+        if self.profile_text:
+            lines += ["", self.profile_text]
+        return "\n".join(lines)
+
+
+def tokenise_baseline(instances: Sequence[Instance], encoding: str = "o200k_base") -> tuple[float, int]:
+    """Seconds to tokenise every turn of every haystack once (no memo), and the token total."""
+    enc = get_encoding(encoding)
+    enc.encode("warm up")
+    t0 = time.perf_counter()
+    n = 0
+    for inst in instances:
+        for s in inst.sessions:
+            for t in s.turns:
+                n += len(enc.encode(t.content, disallowed_special=()))
+    return time.perf_counter() - t0, n
+
+
+def offline_gateway() -> Any:
+    from bench.gateway import Gateway, GatewayConfig
+
+    roles = {r: {"model": f"offline/{r}"} for r in ("observer", "reflector", "summarizer", "embedder", "reader")}
+    return Gateway(GatewayConfig(roles=roles, cache_policy="off", cache_path=None))
+
+
+async def replay_one(
+    inst: Instance,
+    strategy: str,
+    params: Mapping[str, Any],
+    profiles: Sequence[str],
+    gateway: Any,
+    *,
+    actor_model: str = "gpt-4o",
+    max_input_tokens: int = 128000,
+    output_budget: int = 800,
+) -> dict[str, Any]:
+    """One question through one strategy, as the runner does it (fresh simulators per question)."""
+    ctx = StrategyContext(
+        models={r: gateway.model(r) for r in ("observer", "reflector", "summarizer")},
+        embed=lambda texts: gateway.embed(texts, role="embedder"),
+        counter=default_counter(),
+        actor_model=actor_model,
+        max_input_tokens=max_input_tokens,
+        output_budget=output_budget,
+        system_prompt="",
+        resource_id="r-" + hashlib.blake2b(inst.question.encode(), digest_size=6).hexdigest(),
+    )
+    s = make_strategy(strategy, dict(params), ctx)
+    view = inst.oracle_view() if getattr(s, "uses_oracle_view", False) else inst.view()
+    timeline = build_timeline(view)
+    sims = {p: make_simulator(p) for p in profiles}
+    out = await replay_question(s, timeline, sims, actor_model=actor_model)
+    last = timeline[-1].assistant_at if timeline else None
+    q_date = inst.question_date.replace(tzinfo=last.tzinfo) if last else inst.question_date
+    q_t = max(last, q_date) if last else q_date
+    qprompt, qcache = await question_call(
+        s, inst.question, inst.question_date, inst.question_date_str, sims, actor_model, q_t + timedelta(seconds=1)
+    )
+    return {"turns": out.turns, "calls": out.calls, "question_tokens": qprompt.token_count, "question_cache": qcache}
+
+
+def _accumulate(st: StrategyStats, res: Mapping[str, Any]) -> None:
+    st.questions += 1
+    rows = [r for r in res["turns"] if r["prompt_tokens"]]
+    st.prompts += len(rows) + 1
+    st.prompt_tokens += sum(r["prompt_tokens"] for r in rows) + res["question_tokens"]
+    st.background_calls += sum(1 for c in res["calls"] if not c.simulated)
+    for r in res["turns"]:
+        for e in r["events"]:
+            st.events[e] = st.events.get(e, 0) + 1
+    for r in [*rows, {"cache": res["question_cache"]}]:
+        for p, c in r["cache"].items():
+            st.cached[p] = st.cached.get(p, 0) + int(c["cached"])
+
+
+async def warm_up(gateway: Any) -> float:
+    """One call per role, untimed by the replay: the first call imports litellm (seconds, once per process)."""
+    t0 = time.perf_counter()
+    token = current_calls.set([])
+    try:
+        for role in ("observer", "reflector", "summarizer"):
+            await gateway.model(role).complete([{"role": "user", "content": "warm up"}])
+        await gateway.embed(["warm up"], role="embedder")
+    finally:
+        current_calls.reset(token)
+    return time.perf_counter() - t0
+
+
+async def run_perf(
+    instances: Sequence[Instance],
+    strategies: Iterable[str] = STRATEGIES,
+    profiles: Sequence[str] = PROFILES,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    prof: cProfile.Profile | None = None,
+) -> tuple[dict[str, StrategyStats], float, float]:
+    """Replay every question through every strategy: the stats, the replay seconds, the (excluded) warm-up."""
+    gateway = offline_gateway()
+    warm_s = await warm_up(gateway)
+    stats = {s: StrategyStats() for s in strategies}
+    t_start = time.perf_counter()
+    if prof:
+        prof.enable()
+    for inst in instances:
+        for name, st in stats.items():
+            t0 = time.perf_counter()
+            res = await replay_one(inst, name, (params or {}).get(name, {}), profiles, gateway)
+            st.seconds += time.perf_counter() - t0
+            _accumulate(st, res)
+    if prof:
+        prof.disable()
+    return stats, time.perf_counter() - t_start, warm_s
+
+
+def rss_bytes() -> int:
+    import psutil
+
+    return int(psutil.Process().memory_info().rss)
+
+
+def peak_rss_bytes() -> int:
+    # ru_maxrss is KiB on Linux, bytes on macOS
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+# First match wins: (component, substring of the profiled function's file or name).
+COMPONENTS: tuple[tuple[str, str], ...] = (
+    ("tokenizer (tiktoken encode)", "CoreBPE"),
+    ("cache simulators", "bench/cachesim/"),
+    ("prompt rendering to units", "bench/prompt.py"),
+    ("strategies", "bench/strategies/"),
+    ("replay driver", "bench/ingest.py"),
+    ("offline engine + gateway", "bench/gateway/"),
+    ("om_core storage", "om_core/storage/"),
+    ("om_core", "om_core/"),
+    ("sqlite", "sqlite3"),
+    ("json", "json/"),
+)
+
+
+OTHER = "other (stdlib, builtins)"
+
+
+def breakdown(stats: pstats.Stats) -> str:
+    """tottime per component; stdlib/builtin time is charged to the component that called it (up to 4 levels),
+    e.g. dataclasses.fields called by om_core counts as om_core."""
+    table = stats.stats  # type: ignore[attr-defined]
+
+    def own(fn: tuple[str, int, str]) -> str:
+        where = f"{fn[0]}:{fn[2]}"
+        return next((c for c, pat in COMPONENTS if pat in where), OTHER)
+
+    def charge(fn: tuple[str, int, str], seconds: float, depth: int, totals: dict[str, float]) -> None:
+        name = own(fn)
+        callers = table.get(fn, (0, 0, 0.0, 0.0, {}))[4]
+        if name != OTHER or depth >= 4 or not callers:
+            totals[name] = totals.get(name, 0.0) + seconds
+            return
+        share_total = sum(v[2] for v in callers.values()) or 1.0
+        for caller, v in callers.items():
+            charge(caller, seconds * v[2] / share_total, depth + 1, totals)
+
+    totals: dict[str, float] = {}
+    for fn, (_cc, _nc, tt, _ct, _callers) in table.items():
+        charge(fn, tt, 0, totals)
+    total = sum(totals.values()) or 1.0
+    return "\n".join(
+        f"  {name:<30}{sec:>8.2f} s {sec / total:>6.1%}" for name, sec in sorted(totals.items(), key=lambda kv: -kv[1])
+    )
+
+
+def measure(
+    instances: Sequence[Instance],
+    strategies: Sequence[str] = STRATEGIES,
+    profiles: Sequence[str] = PROFILES,
+    *,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    cpu_profile: int = 0,
+) -> PerfReport:
+    """Baseline, then the replay (optionally under cProfile, printing the top `cpu_profile` entries)."""
+    rss_loaded = rss_bytes()
+    # The loaded dataset is millions of long-lived objects; without this every gen-2 collection during the
+    # replay walks all of them (measured: a large share of the replay). The runner can do the same.
+    gc.collect()
+    gc.freeze()
+    try:
+        baseline, n_tokens = tokenise_baseline(instances)
+        prof = cProfile.Profile() if cpu_profile else None
+        stats, replay_s, warm_s = asyncio.run(run_perf(instances, strategies, profiles, params, prof))
+    finally:
+        gc.unfreeze()
+    text = ""
+    if prof:
+        buf = io.StringIO()
+        ps = pstats.Stats(prof, stream=buf).sort_stats("tottime")
+        ps.print_stats(cpu_profile)
+        text = (
+            "where the time goes (cProfile tottime by component; the profiler slows the replay):\n"
+            + breakdown(ps)
+            + "\n\ntop functions:\n"
+            + buf.getvalue().split("\n", 6)[-1]
+        )
+    return PerfReport(
+        questions=len(instances),
+        haystack_tokens=n_tokens,
+        baseline_s=baseline,
+        replay_s=replay_s,
+        peak_rss_bytes=peak_rss_bytes(),
+        rss_after_load_bytes=rss_loaded,
+        strategies=stats,
+        warm_up_s=warm_s,
+        profile_text=text,
+    )

@@ -1,0 +1,113 @@
+"""Okapi BM25 over an incremental inverted index.
+
+Scores equal rank_bm25's BM25Okapi (same idf, same epsilon floor for negative idf, same k1/b), but adding a
+document costs O(its terms) and a query O(postings of its terms), instead of rank_bm25's full rebuild per
+change and per-query scan of every document (measured: see bench/perf.py's report).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from collections import Counter
+from typing import Iterable
+
+_WORD = re.compile(r"\w+")
+
+# Function words that carry no topic; dropping them keeps postings short (a common analyzer choice).
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have having
+    he her here hers herself him himself his how i if in into is it its itself just me more most my myself no
+    nor not now of off on once only or other our ours ourselves out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too under until up very
+    was we were what when where which while who whom why will with would you your yours yourself yourselves
+    s t ll re ve d m don""".split()
+)
+
+
+def tokenize(text: str, stopwords: bool = True) -> list[str]:
+    words = _WORD.findall(text.lower())
+    return [w for w in words if w not in STOPWORDS] if stopwords else words
+
+
+class BM25Index:
+    """Documents are added once (ids 0, 1, ...); queries return the best ids with their scores."""
+
+    def __init__(self, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
+        self.k1, self.b, self.epsilon = k1, b, epsilon
+        self.postings: dict[str, list[tuple[int, int]]] = {}  # term -> [(doc id, term frequency)]
+        self.doc_len: list[int] = []
+        self._total_len = 0
+        self._df_hist: dict[int, int] = {}  # document frequency -> number of terms with it
+
+    def __len__(self) -> int:
+        return len(self.doc_len)
+
+    def add(self, terms: Iterable[str]) -> int:
+        doc = len(self.doc_len)
+        counts = Counter(terms)
+        n = sum(counts.values())
+        hist, postings = self._df_hist, self.postings
+        new_terms = 0
+        for term, tf in counts.items():
+            plist = postings.get(term)
+            if plist is None:
+                postings[term] = [(doc, tf)]
+                new_terms += 1
+            else:
+                df = len(plist)
+                hist[df] -= 1
+                hist[df + 1] = hist.get(df + 1, 0) + 1
+                plist.append((doc, tf))
+        hist[1] = hist.get(1, 0) + new_terms
+        self.doc_len.append(n)
+        self._total_len += n
+        return doc
+
+    def _idf(self, df: int, n_docs: int) -> float:
+        return math.log(n_docs - df + 0.5) - math.log(df + 0.5)
+
+    def _floor(self) -> float:
+        """rank_bm25 replaces negative idf by epsilon x the vocabulary's mean idf. The mean comes from the
+        document-frequency histogram: a few dozen distinct frequencies instead of every term."""
+        n = len(self.doc_len)
+        total = sum(c * self._idf(df, n) for df, c in self._df_hist.items() if c)
+        return self.epsilon * total / max(1, len(self.postings))
+
+    def scores(self, query: Iterable[str]) -> dict[int, float]:
+        """BM25 score of every document that shares a term with the query (others score 0)."""
+        n = len(self.doc_len)
+        if n == 0:
+            return {}
+        k1, b = self.k1, self.b
+        out: dict[int, float] = {}
+        floor: float | None = None
+        norm: list[float] | None = None
+        get = out.get
+        for term, qtf in Counter(query).items():  # a repeated query term counts once per occurrence
+            plist = self.postings.get(term)
+            if not plist:
+                continue
+            if norm is None:  # k1 * (1 - b + b * dl / avgdl) per document, once per query
+                c, slope = k1 * (1 - b), k1 * b * n / self._total_len
+                norm = [c + slope * dl for dl in self.doc_len]
+            idf = self._idf(len(plist), n)
+            if idf < 0:
+                floor = self._floor() if floor is None else floor
+                idf = floor
+            w = idf * qtf * (k1 + 1)
+            for doc, tf in plist:
+                out[doc] = get(doc, 0.0) + w * tf / (tf + norm[doc])
+        return out
+
+    def top(self, query: Iterable[str], k: int, exclude: set[int] | frozenset[int] = frozenset()) -> list[int]:
+        """Up to k documents sharing a term with the query, best first (ties: the older document first).
+
+        Scores can be negative in small corpora (rank_bm25's epsilon floor is then negative); a matching
+        document still ranks, but documents sharing no term never do."""
+        sc = self.scores(query)
+        for d in exclude:
+            sc.pop(d, None)
+        return [d for d, _ in heapq.nlargest(k, sc.items(), key=lambda ds: (ds[1], -ds[0]))]

@@ -1,0 +1,218 @@
+"""full_context: everything so far, in the official LongMemEval reader layout, cut to the Actor's window.
+
+Turn prompt:     [system] system prompt | [user] reader instruction + one block per finished session |
+                 [user]/[assistant] the current session's messages so far | [user] the new message
+Question prompt: [system] system prompt | [user] reader instruction + all session blocks + Current Date/Question
+
+Each session block is two segments (its numbered header and its content) whose concatenation is exactly
+`reader_prompt.session_block`, so the content is tokenised once and a renumbering only touches headers.
+The history (session blocks and current messages) is held to max_input - output_budget - reserve tokens,
+the official baseline's budget (128000 - 800 - 1000 for gpt-4o). `truncation: drop_oldest` (a live agent's
+sliding window) drops whole sessions from the oldest, then the oldest current messages; `keep_head` keeps
+the first tokens of the history like the official script (which slices the token list's head).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from bench.errors import ConfigError
+from bench.evaluate.reader_prompt import question_block, reader_prompt_parts, session_block
+from bench.prompt import Prompt, Segment
+from bench.replay import ReplayTurn
+from bench.strategies.base import StrategyContext, TurnResult, parse_params
+from bench.strategies.history import Msg, SessionLog, system_segments, turn_msgs, user_msg
+
+_CONTENT_MARK = "\nSession Content:\n"
+
+
+@dataclass
+class FullContextParams:
+    reserve_tokens: int = 1000
+    truncation: Literal["drop_oldest", "keep_head"] = "drop_oldest"
+    method: Literal["con", "direct"] = "con"
+    history_format: Literal["json", "nl"] = "json"
+
+
+@dataclass
+class _Cut:
+    start: int  # first finished session kept (drop_oldest) or number kept whole (keep_head)
+    dropped_msgs: int  # oldest current-session messages dropped
+    partial_tokens: int = -1  # keep_head: tokens kept of the first session that did not fit (-1: none)
+
+    @property
+    def truncated(self) -> bool:
+        return self.start > 0 or self.dropped_msgs > 0 or self.partial_tokens >= 0
+
+
+class FullContextStrategy:
+    name = "full_context"
+    uses_oracle_view = False
+
+    def __init__(self, params: dict[str, Any], ctx: StrategyContext) -> None:
+        self.p = parse_params(FullContextParams, params, self.name)
+        self.ctx = ctx
+        self.budget = ctx.max_input_tokens - ctx.output_budget - self.p.reserve_tokens
+        if self.budget <= 0:
+            raise ConfigError(
+                f"strategies.{self.name}.params.reserve_tokens={self.p.reserve_tokens}: leaves no room for history "
+                f"in a {ctx.max_input_tokens}-token window with {ctx.output_budget} output tokens; lower it"
+            )
+        key, text = reader_prompt_parts([], "", "", method=self.p.method, history_format=self.p.history_format)[0]
+        self._instr = (key, text)
+        self.closed: list[SessionLog] = []
+        self._closed_tokens: list[int] = []  # header (at its own position) + content tokens per finished session
+        self.cur: SessionLog | None = None
+        self._cur_tokens = 0
+        self._cur_segs: list[Segment] = []  # the current session's messages as prompt segments
+        self._blocks: dict[tuple[str, int], tuple[str, str]] = {}
+        self._hist_key: tuple[int, int, int] | None = None
+        self._hist: list[Segment] = []
+        self._last_cut = _Cut(0, 0)
+
+    # ---- protocol ---------------------------------------------------------------------------------------
+    async def add_turn(self, turn: ReplayTurn) -> TurnResult:
+        if self.cur is None or self.cur.label != turn.thread_id:
+            self._close()
+            self.cur = SessionLog(turn.thread_id, turn.session_date, turn.date_str)
+        user = user_msg(turn, self.ctx.tokens)
+        result = TurnResult(prompt=None)
+        if user is not None:
+            result.prompt, cut = self._render(tail=self.cur.msgs, tail_tokens=self._cur_tokens, new=user)
+            if cut.truncated and cut != self._last_cut:
+                result.events.append("truncate")
+            self._last_cut = cut
+        for m in turn_msgs(turn, self.ctx.tokens, user):
+            self._append(m)
+        return result
+
+    async def question_prompt(self, question: str, question_date: datetime, question_date_str: str) -> Prompt:
+        self._close()
+        prompt, _ = self._render(tail=[], tail_tokens=0, new=None)
+        prompt.add(
+            "user",
+            question_block(question, question_date_str, self.p.method),
+            key="reader:question",
+            breakpoint=True,
+            new_message=False,
+        )
+        return prompt
+
+    def _append(self, m: Msg) -> None:
+        assert self.cur is not None
+        index = (2 if self.ctx.system_prompt else 1) + len(self.cur.msgs)  # after system + history messages
+        self.cur.msgs.append(m)
+        self._cur_segs.append(Segment(m.role, m.text, m.key, False, index))
+        self._cur_tokens += m.tokens
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "closed": [s.to_json() for s in self.closed],
+            "current": self.cur.to_json() if self.cur else None,
+        }
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self.closed, self._closed_tokens, self._blocks, self._hist_key = [], [], {}, None
+        self.cur, self._cur_tokens, self._cur_segs = None, 0, []
+        for d in state.get("closed", []):
+            self.cur = SessionLog.from_json(d, self.ctx.tokens)
+            self._close()
+        if state.get("current"):
+            cur = SessionLog.from_json(state["current"], self.ctx.tokens)
+            self.cur = SessionLog(cur.label, cur.date, cur.date_str)
+            for m in cur.msgs:
+                self._append(m)
+
+    def ingest_key_params(self) -> dict[str, Any]:
+        return {}  # the state is the raw history: no param changes it
+
+    # ---- rendering --------------------------------------------------------------------------------------
+    def _close(self) -> None:
+        if self.cur is None:
+            return
+        if self.cur.msgs:
+            self.closed.append(self.cur)
+            header, body = self._block(len(self.closed), self.cur)
+            self._closed_tokens.append(self.ctx.tokens(header) + self.ctx.tokens(body))
+        self.cur, self._cur_tokens, self._cur_segs = None, 0, []
+
+    def _block(self, i: int, s: SessionLog) -> tuple[str, str]:
+        """(header, content) of session `s` numbered `i`; their concatenation is the official block."""
+        hit = self._blocks.get((s.label, i))
+        if hit is None:
+            text = session_block(i, s.view(), self.p.history_format)
+            cut = text.find(_CONTENT_MARK)
+            cut = 0 if cut < 0 else cut + len(_CONTENT_MARK)
+            hit = self._blocks[(s.label, i)] = (text[:cut], text[cut:])
+        return hit
+
+    def _choose(self, avail: int) -> _Cut:
+        """Which finished sessions fit in `avail` tokens."""
+        toks = self._closed_tokens
+        if self.p.truncation == "keep_head":
+            used = 0
+            for j, t in enumerate(toks):
+                if used + t > avail:
+                    return _Cut(j, 0, max(0, avail - used))
+                used += t
+            return _Cut(len(toks), 0)
+        used, start = 0, len(toks)
+        while start > 0 and used + toks[start - 1] <= avail:
+            start -= 1
+            used += toks[start]
+        return _Cut(start, 0)
+
+    def _history(self, cut: _Cut) -> list[Segment]:
+        """System + the history message (instruction and session blocks); rebuilt only when the kept sessions
+        change, so consecutive prompts share these Segment objects."""
+        key = (cut.start, cut.partial_tokens, len(self.closed))
+        if self._hist_key == key:
+            return self._hist
+        out = system_segments(self.ctx.system_prompt)
+        idx = len(out)
+        out.append(Segment("user", self._instr[1], self._instr[0], False, idx))
+        kept = self.closed[: cut.start] if self.p.truncation == "keep_head" else self.closed[cut.start :]
+        if self.p.truncation == "drop_oldest" and cut.start and len(self._blocks) > 4 * len(self.closed):
+            self._blocks.clear()  # renumbered blocks of a sliding window: keep the memo small
+        for n, sess in enumerate(kept, start=1):
+            header, body = self._block(n, sess)
+            out.append(Segment("user", header, f"sess:{sess.label}:h", False, idx))
+            out.append(Segment("user", body, f"sess:{sess.label}", False, idx))
+        if cut.partial_tokens >= 0 and cut.start < len(self.closed):
+            sess = self.closed[cut.start]
+            header, body = self._block(cut.start + 1, sess)
+            text, _ = self.ctx.counter.truncate(header + body, cut.partial_tokens)
+            if text:
+                out.append(Segment("user", text, f"sess:{sess.label}:cut", False, idx))
+        last = out[-1]  # end of the history message: a cache breakpoint that holds for the whole session
+        out[-1] = Segment(last.role, last.text, last.key, True, last.message_index)
+        self._hist_key, self._hist = key, out
+        return out
+
+    def _render(self, tail: list[Msg], tail_tokens: int, new: Msg | None) -> tuple[Prompt, _Cut]:
+        tail_tokens += new.tokens if new else 0
+        dropped = 0
+        while tail_tokens > self.budget and dropped < len(tail):  # the current session alone overflows
+            tail_tokens -= tail[dropped].tokens
+            dropped += 1
+        cut = self._choose(max(0, self.budget - tail_tokens))
+        cut.dropped_msgs = dropped
+        segs = list(self._history(cut))
+        base = segs[-1].message_index + 1
+        if dropped:
+            segs.extend(Segment(m.role, m.text, m.key, False, base + i) for i, m in enumerate(tail[dropped:]))
+        elif tail:
+            segs.extend(self._cur_segs)  # built once per message, in commit order
+        if new is not None:  # breakpoint on the last message, as a cache-aware agent moves it each turn
+            segs.append(Segment(new.role, new.text, new.key, True, base + len(tail) - dropped))
+        prompt = Prompt(segments=segs, meta={"truncated": cut.truncated})
+        if cut.truncated:
+            kept = cut.start if self.p.truncation == "keep_head" else len(self.closed) - cut.start
+            prompt.meta.update(
+                dropped_sessions=len(self.closed) - kept - (1 if cut.partial_tokens >= 0 else 0),
+                partial_session=cut.partial_tokens >= 0,
+                dropped_messages=dropped,
+            )
+        return prompt, cut

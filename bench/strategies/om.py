@@ -1,0 +1,143 @@
+"""om: om_core's ObservationalMemory, set up as Mastra replayed LongMemEval (spec om §9.2-9.3).
+
+Resource scope, one thread per haystack session (thread id = the session's opaque label), thread ids
+obscured in prompts, a fresh store per question (SQLite in memory, or a file for checkpoints). At each user
+turn `prepare_turn` with the user message gives the Actor's context (prompt = system prompt + its messages,
+keys and breakpoints kept); `finish_turn` then stores the assistant reply. At question time `context` on a
+new thread renders memory with relative dates computed against the question date (never the wall clock),
+followed by `Current Date: …\nQuestion: …`. With `await_background` (default) every turn waits for the
+engine's background work, so a replay is deterministic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from bench.errors import ConfigError
+from bench.prompt import Prompt, Segment
+from bench.replay import ReplayTurn, as_utc
+from bench.strategies.base import StrategyContext, TurnResult, parse_params
+from bench.strategies.history import question_text, system_segments
+from om_core.types import ContextMessage, Message
+
+
+@dataclass
+class OMParams:
+    profile: Literal["m11", "m31"] = "m31"
+    scope: Literal["resource", "thread"] = "resource"
+    message_tokens: int = 30000
+    observation_tokens: int = 40000
+    buffer_tokens: int | float | bool | None = None  # None: the profile/scope default (resource scope: off)
+    obscure_thread_ids: bool = True
+    await_background: bool = True
+    storage: Literal["sqlite", "memory"] = "sqlite"
+    storage_path: str = ":memory:"  # a file keeps the store for inspection; "{resource}" = the resource id
+    question_thread: str = "question"  # the new thread the question is asked in (Mastra: eval_<qid>_<ts>)
+    observation: dict | None = None  # further OMConfig.observation knobs
+    reflection: dict | None = None  # further OMConfig.reflection knobs
+    config: dict | None = None  # further top-level OMConfig knobs (temporal_markers, activate_after_idle, ...)
+
+
+def om_config_dict(p: OMParams, actor_model: str) -> dict[str, Any]:
+    obs: dict[str, Any] = {"message_tokens": p.message_tokens, **(p.observation or {})}
+    if p.buffer_tokens is not None:
+        obs["buffer_tokens"] = p.buffer_tokens
+    return {
+        "profile": p.profile,
+        "scope": p.scope,
+        "obscure_thread_ids": p.obscure_thread_ids,
+        "actor_model": actor_model,
+        **(p.config or {}),
+        "observation": obs,
+        "reflection": {"observation_tokens": p.observation_tokens, **(p.reflection or {})},
+    }
+
+
+class OMStrategy:
+    name = "om"
+    uses_oracle_view = False
+
+    def __init__(self, params: dict[str, Any], ctx: StrategyContext) -> None:
+        from om_core.config import OMConfig
+
+        self.p = parse_params(OMParams, params, self.name)
+        self.ctx = ctx
+        try:
+            self.config = OMConfig.from_dict(om_config_dict(self.p, ctx.actor_model))
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"strategies.om.params: {exc}") from None
+        self.observer = ctx.model("observer", self.name)
+        self.reflector = ctx.model("reflector", self.name)
+        self._counts: dict[str, int] = {}  # messages stored per thread, for ids "<thread>-<k>"
+        self._open(None)
+
+    def _open(self, state: dict[str, Any] | None) -> None:
+        from om_core.memory import ObservationalMemory
+        from om_core.storage import InMemoryStorage, SQLiteStorage
+
+        path = self.p.storage_path.replace("{resource}", self.ctx.resource_id)
+        storage = SQLiteStorage(path) if self.p.storage == "sqlite" else InMemoryStorage()
+        if state is not None:
+            storage.import_state(state)
+        self.storage = storage
+        self.memory = ObservationalMemory(self.config, storage, self.observer, self.reflector, counter=self.ctx.counter)
+
+    def _message(self, thread: str, role: str, content: str, at: datetime) -> Message:
+        k = self._counts.get(thread, 0)
+        self._counts[thread] = k + 1
+        rid = self.ctx.resource_id
+        return Message(f"{thread}-{k}", role, content, at, thread_id=thread, resource_id=rid)  # type: ignore[arg-type]
+
+    # ---- protocol ---------------------------------------------------------------------------------------
+    async def add_turn(self, turn: ReplayTurn) -> TurnResult:
+        rid, tid = self.ctx.resource_id, turn.thread_id
+        result = TurnResult(prompt=None)
+        if turn.user is not None:
+            user = self._message(tid, "user", turn.user, turn.user_at)
+            tc = await self.memory.prepare_turn(rid, tid, [user], turn.user_at)
+            result.events.extend(tc.events)
+            result.prompt = self._prompt(tc.messages, user)
+            result.prompt.meta.update(
+                observation_tokens=tc.observation_tokens, pending_tokens=tc.pending_tokens, generation=tc.generation
+            )
+        if turn.assistant is not None:
+            reply = self._message(tid, "assistant", turn.assistant, turn.assistant_at)
+            result.events.extend(await self.memory.finish_turn(rid, tid, [reply], turn.assistant_at))
+        if self.p.await_background:
+            await self.memory.wait_idle()
+        return result
+
+    async def question_prompt(self, question: str, question_date: datetime, question_date_str: str) -> Prompt:
+        now = as_utc(question_date)
+        tid = self.p.question_thread
+        # not counted: rendering the question is read-only and may be repeated
+        text = question_text(question, question_date_str)
+        q = Message(f"{tid}-0", "user", text, now, thread_id=tid, resource_id=self.ctx.resource_id)
+        tc = await self.memory.context(self.ctx.resource_id, tid, now, extra_messages=(q,))
+        return self._prompt(tc.messages, q)
+
+    def state(self) -> dict[str, Any]:
+        return {"om": self.storage.export_state(self.ctx.resource_id), "counts": dict(self._counts)}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self._counts = dict(state.get("counts", {}))
+        self._open(state.get("om"))
+
+    def ingest_key_params(self) -> dict[str, Any]:
+        d = om_config_dict(self.p, "")
+        d.pop("actor_model")
+        d["await_background"] = self.p.await_background
+        return d
+
+    # ---- rendering --------------------------------------------------------------------------------------
+    def _prompt(self, messages: list[ContextMessage], new: Message) -> Prompt:
+        prompt = Prompt(segments=system_segments(self.ctx.system_prompt))
+        for i, m in enumerate(messages):
+            prompt.add(m.role, m.content, key=m.key or f"om:{i}", breakpoint=m.breakpoint)
+        if not messages or messages[-1].content != new.content:
+            prompt.add("user", new.content, key=f"msg:{new.id}")  # engines that leave the new message to the caller
+        last = prompt.segments[-1]  # the engine's breakpoints, plus the last message (moved each turn)
+        prompt.segments[-1] = Segment(last.role, last.text, last.key, True, last.message_index)
+        return prompt

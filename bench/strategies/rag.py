@@ -1,0 +1,213 @@
+"""rag: retrieve past rounds (user+assistant pairs) or sessions, and show them as a typical RAG agent does.
+
+Prompt: [system] system prompt | [system] "Relevant memories" header + the retrieved items sorted by date,
+each with its date | [user]/[assistant] the last `recent_turns` rounds of the current session | [user] the
+new message (at question time: `Current Date: …\nQuestion: …`, no window). The query is the new user message
+(the question at question time). Rounds shown in the window are not retrieved again; in session granularity
+only finished sessions are indexed. Each retrieved item is its own segment, so a changed retrieval misses
+the cache from the first item that differs onward.
+
+Retrievers: `bm25` (our incremental index, rank_bm25's scores), `rank_bm25` (the library itself, rebuilt
+lazily when queried after new documents; kept to compare), `dense` (cosine over ctx.embed vectors, cached
+per text).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from bench.errors import ConfigError
+from bench.prompt import Prompt, Segment
+from bench.replay import ReplayTurn
+from bench.strategies.base import StrategyContext, TurnResult, parse_params
+from bench.strategies.bm25 import BM25Index, tokenize
+from bench.strategies.history import Msg, question_text, system_segments, turn_msgs, user_msg
+
+MEMORY_HEADER = (
+    "Relevant memories from earlier conversations with this user, oldest first. Each starts with the date "
+    "it was said; use them when they help with the current message.\n"
+)
+
+
+@dataclass
+class RagParams:
+    granularity: Literal["round", "session"] = "round"
+    retriever: Literal["bm25", "rank_bm25", "dense"] = "bm25"
+    top_k: int | None = None  # None: 10 rounds / 5 sessions
+    recent_turns: int = 4  # rounds of the current session kept raw
+    stopwords: bool = True
+    k1: float = 1.5
+    b: float = 0.75
+
+
+class RagStrategy:
+    name = "rag"
+    uses_oracle_view = False
+
+    def __init__(self, params: dict[str, Any], ctx: StrategyContext) -> None:
+        self.p = parse_params(RagParams, params, self.name)
+        self.ctx = ctx
+        self.top_k = self.p.top_k if self.p.top_k is not None else (10 if self.p.granularity == "round" else 5)
+        if self.top_k < 1 or self.p.recent_turns < 0:
+            raise ConfigError(
+                f"strategies.rag.params: top_k must be >= 1 and recent_turns >= 0 (got {self.top_k}, {self.p.recent_turns})"
+            )
+        if self.p.retriever == "dense" and ctx.embed is None:
+            raise ConfigError(
+                "strategies.rag.params.retriever=dense needs an embedder; configure model.embedder or use bm25"
+            )
+        self._reset()
+
+    def _reset(self) -> None:
+        self.turns: list[list[Any]] = []  # committed pairs (the checkpoint state)
+        self.docs: list[str] = []  # retrievable items, as shown in the prompt (date first)
+        self._terms: list[list[str]] = []
+        self._bm25 = BM25Index(self.p.k1, self.p.b)
+        self._lib: Any = None  # rank_bm25 index, rebuilt lazily
+        self._vecs: dict[str, Any] = {}
+        self._doc_segs: dict[tuple[int, bool], Segment] = {}
+        self._label: str | None = None
+        self._cur: list[tuple[int, list[Msg]]] = []  # (doc id or -1, messages) per round of the current session
+        self._last_ids: list[int] = []
+
+    # ---- protocol ---------------------------------------------------------------------------------------
+    async def add_turn(self, turn: ReplayTurn) -> TurnResult:
+        if turn.thread_id != self._label:
+            self._close()
+            self._label = turn.thread_id
+        user = user_msg(turn, self.ctx.tokens)
+        result = TurnResult(prompt=None)
+        if user is not None:
+            window = self._cur[-self.p.recent_turns :] if self.p.recent_turns else []
+            ids = await self._retrieve(user.text, exclude={d for d, _ in window})
+            if ids != self._last_ids:
+                result.events.append("retrieve")
+            self._last_ids = ids
+            result.prompt = self._render(ids, [m for _, ms in window for m in ms], user)
+        self._commit(turn, list(turn_msgs(turn, self.ctx.tokens, user)))
+        return result
+
+    async def question_prompt(self, question: str, question_date: datetime, question_date_str: str) -> Prompt:
+        self._close()
+        ids = await self._retrieve(question, exclude=set())
+        text = question_text(question, question_date_str)
+        return self._render(ids, [], Msg("user", text, "question", 0))
+
+    def state(self) -> dict[str, Any]:
+        return {"turns": self.turns}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self._reset()
+        for label, date_str, index, user, assistant in state.get("turns", []):
+            if label != self._label:
+                self._close()
+                self._label = label
+            turn = _StoredTurn(index, label, date_str, user, assistant)
+            self._commit(turn, list(turn_msgs(turn, self.ctx.tokens)))  # type: ignore[arg-type]
+
+    def ingest_key_params(self) -> dict[str, Any]:
+        return {}  # the state is the raw history; the index is rebuilt from it
+
+    # ---- indexing ---------------------------------------------------------------------------------------
+    def _commit(self, turn: ReplayTurn | "_StoredTurn", msgs: list[Msg]) -> None:
+        self.turns.append([turn.thread_id, turn.date_str, turn.index, turn.user, turn.assistant])
+        doc_id = -1
+        if self.p.granularity == "round" and msgs:
+            body = "".join(f"{m.role}: {m.text}\n" for m in msgs)
+            doc_id = self._index(f"\n[{turn.date_str}]\n{body}")
+        self._cur.append((doc_id, msgs))
+
+    def _close(self) -> None:
+        """End of a session: in session granularity it becomes one document."""
+        if self.p.granularity == "session" and self._cur:
+            msgs = [m for _, ms in self._cur for m in ms]
+            if msgs:
+                body = "".join(f"{m.role}: {m.text}\n" for m in msgs)
+                date_str = self.turns[-1][1]
+                self._index(f"\n[Session of {date_str}]\n{body}")
+        self._cur = []
+
+    def _index(self, doc: str) -> int:
+        self.docs.append(doc)
+        if self.p.retriever == "bm25":
+            self._bm25.add(tokenize(doc, self.p.stopwords))
+        elif self.p.retriever == "rank_bm25":
+            self._terms.append(tokenize(doc, self.p.stopwords))
+        return len(self.docs) - 1
+
+    # ---- retrieval --------------------------------------------------------------------------------------
+    async def _retrieve(self, query: str, exclude: set[int]) -> list[int]:
+        if not self.docs:
+            return []
+        if self.p.retriever == "bm25":
+            best = self._bm25.top(tokenize(query, self.p.stopwords), self.top_k, exclude)
+        elif self.p.retriever == "rank_bm25":
+            best = self._lib_top(tokenize(query, self.p.stopwords), exclude)
+        else:
+            best = await self._dense_top(query, exclude)
+        return sorted(best)  # date order == index order: the timeline is chronological
+
+    def _lib_top(self, query: list[str], exclude: set[int]) -> list[int]:
+        from rank_bm25 import BM25Okapi
+
+        if self._lib is None or self._lib.corpus_size != len(self._terms):
+            self._lib = BM25Okapi(self._terms, k1=self.p.k1, b=self.p.b) if any(self._terms) else None
+        if self._lib is None or not query:
+            return []
+        scores = self._lib.get_scores(query)
+        freqs = self._lib.doc_freqs
+        match = [i for i in range(len(scores)) if i not in exclude and any(q in freqs[i] for q in query)]
+        ranked = sorted(match, key=lambda i: (-scores[i], i))
+        return ranked[: self.top_k]
+
+    async def _dense_top(self, query: str, exclude: set[int]) -> list[int]:
+        import numpy as np
+
+        assert self.ctx.embed is not None
+        missing = list(dict.fromkeys(t for t in [*self.docs, query] if t not in self._vecs))
+        if missing:
+            for text, vec in zip(missing, await self.ctx.embed(missing)):
+                v = np.asarray(vec, dtype=np.float32)
+                n = float(np.linalg.norm(v))
+                self._vecs[text] = v / n if n else v
+        mat = np.stack([self._vecs[d] for d in self.docs])
+        sims = mat @ self._vecs[query]
+        order = [int(i) for i in np.argsort(-sims, kind="stable") if int(i) not in exclude]
+        return order[: self.top_k]
+
+    # ---- rendering --------------------------------------------------------------------------------------
+    def _render(self, ids: list[int], window: list[Msg], new: Msg) -> Prompt:
+        # cache breakpoints (Anthropic): system prompt, end of the memories, and the last message
+        segs = system_segments(self.ctx.system_prompt)
+        if ids:
+            idx = len(segs)
+            segs.append(Segment("system", MEMORY_HEADER, "rag:header", False, idx))
+            for i in ids[:-1]:
+                segs.append(self._doc_segment(i, idx, False))
+            segs.append(self._doc_segment(ids[-1], idx, True))
+        idx = (segs[-1].message_index + 1) if segs else 0
+        segs.extend(Segment(m.role, m.text, m.key, False, idx + n) for n, m in enumerate(window))
+        segs.append(Segment(new.role, new.text, new.key, True, idx + len(window)))
+        return Prompt(segments=segs, meta={"retrieved": len(ids)})
+
+    def _doc_segment(self, i: int, index: int, breakpoint: bool) -> Segment:
+        """One retrieved item; the Segment objects are shared by every prompt that shows the item."""
+        key = (i, breakpoint)
+        seg = self._doc_segs.get(key)
+        if seg is None:
+            seg = Segment("system", self.docs[i], f"rag:{self.p.granularity}:{i}", breakpoint, index)
+            self._doc_segs[key] = seg
+        return seg
+
+
+@dataclass(frozen=True)
+class _StoredTurn:
+    """The fields of a ReplayTurn a checkpoint keeps."""
+
+    index: int
+    thread_id: str
+    date_str: str
+    user: str | None
+    assistant: str | None
