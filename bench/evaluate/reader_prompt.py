@@ -36,8 +36,9 @@ def instruction(method: Method = "con") -> str:
 
 def _session_content(session: ViewSession, history_format: HistoryFormat) -> str:
     if history_format == "json":
-        # Only role and content, as the official reader (has_answer is never in a ViewTurn).
-        return json.dumps([{"role": t.role, "content": t.content} for t in session.turns])
+        # Only role and content, as the official reader (has_answer is never in a ViewTurn); the official
+        # json layout starts the content with a newline, leaving a blank line after "Session Content:".
+        return "\n" + json.dumps([{"role": t.role, "content": t.content} for t in session.turns])
     if history_format == "nl":
         return "".join(f"\n\n{t.role}: {t.content.strip()}" for t in session.turns)
     raise ValueError(f"unknown history format {history_format!r}; use 'json' or 'nl'")

@@ -92,14 +92,21 @@ async def ingest(inst: Instance, env: QuestionEnv) -> dict[str, Any]:
     )
     last_t = timeline[-1].assistant_at if timeline else inst.question_date
     q_t = max(last_t, inst.question_date.replace(tzinfo=last_t.tzinfo)) + timedelta(seconds=cfg.replay.think_time_s)
-    qprompt, qcache = await question_call(
-        strategy, inst.question, inst.question_date, inst.question_date_str, sims, env.actor_model_name, q_t
-    )
+    late: list[CallRecord] = []  # background work at question time (a query embedding, a final compaction)
+    token = current_calls.set(late)
+    try:
+        qprompt, qcache = await question_call(
+            strategy, inst.question, inst.question_date, inst.question_date_str, sims, env.actor_model_name, q_t
+        )
+    finally:
+        current_calls.reset(token)
+    for rec in late:
+        rec.messages = None
     return {
         "question_id": inst.question_id,
         "state": strategy.state(),
         "turns": outcome.turns,
-        "calls": [call_row(c, i, "ingest") for i, c in enumerate(outcome.calls)],
+        "calls": [call_row(c, i, "ingest") for i, c in enumerate([*outcome.calls, *late])],
         "question_prompt": _prompt_to_json(qprompt),
         "question_cache": qcache,
         "question_time": q_t.isoformat(),

@@ -71,6 +71,38 @@ def format_summary(rows: list[dict[str, Any]], profiles: list[str], n_dataset: i
     return "\n".join(lines + notes)
 
 
+def per_type_table(db_path: str, run_keys: list[str] | None = None) -> str:
+    """Accuracy per question type (rows) and run (columns), as the official per-type lines."""
+    import duckdb
+
+    con = duckdb.connect(db_path, read_only=True)
+    try:
+        rows = con.execute(
+            "SELECT r.name, r.strategy, a.run_key, a.question_type, a.accuracy, a.n FROM v_accuracy_by_type a "
+            "JOIN runs r USING (run_key) ORDER BY r.name, r.strategy, a.question_type").fetchall()
+    finally:
+        con.close()
+    if run_keys:
+        rows = [r for r in rows if r[2] in set(run_keys)]
+    if not rows:
+        return ""
+    cols = list(dict.fromkeys(r[1] if run_keys else f"{r[0]}/{r[1]}" for r in rows))
+    types = sorted({r[3] for r in rows})
+    cell = {(r[1] if run_keys else f"{r[0]}/{r[1]}", r[3]): (r[4], r[5]) for r in rows}
+    w = max(14, *(len(c) + 2 for c in cols))
+    out = [f"{'question type':<27}" + "".join(f"{c:>{w}}" for c in cols)]
+    for t in types:
+        line = f"{t:<27}"
+        for c in cols:
+            acc, n = cell.get((c, t), (None, 0))
+            line += f"{(_pct(acc).strip() + f' ({n})') if acc is not None else '-':>{w}}"
+        out.append(line)
+    return "\n".join(out)
+
+
 def print_summary(db_path: str, run_keys: list[str] | None, n_dataset: int | None = None, split: str | None = None) -> None:
     rows, profiles = summary_rows(db_path, run_keys)
+    table = per_type_table(db_path, run_keys)
+    if table:
+        print(table + "\n")
     print(format_summary(rows, profiles, n_dataset, split))

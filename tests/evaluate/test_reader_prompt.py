@@ -21,7 +21,8 @@ def test_parts_layout_keys_and_numbering():
     assert parts[0][1].endswith("\n\n\nHistory Chats:\n\n")
     assert parts[1][1].startswith("\n### Session 1:\nSession Date: 2023/05/01 (Mon) 10:00\nSession Content:\n")
     assert parts[2][1].startswith("\n### Session 2:\n")
-    body = parts[2][1].split("Session Content:\n", 1)[1]
+    # the official json layout leaves a blank line after "Session Content:"
+    body = parts[2][1].split("Session Content:\n\n", 1)[1]
     assert json.loads(body) == [{"role": "user", "content": 'He said "hi" \u00e9'}, {"role": "assistant", "content": " ok "}]
     assert body == json.dumps([{"role": "user", "content": 'He said "hi" \u00e9'}, {"role": "assistant", "content": " ok "}]) + "\n"
     assert parts[-1][1] == "\n\nCurrent Date: 2023/05/30 (Tue) 23:40\nQuestion: What is my cat's name?\nAnswer (step by step):"

@@ -78,3 +78,19 @@ def test_bad_config_is_one_line_error(tmp_path) -> None:
     with pytest.raises(ConfigError) as err:
         run_job(compose_cfg(tmp_path, "cachesim.profiles=[openai,nosuch]"))
     assert "nosuch" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_quick_run_writes_report_with_valid_figures(tmp_path) -> None:
+    cfg = compose_cfg(tmp_path, "dataset.limit=3", "output.report=true")
+    run_job(cfg)
+    out = tmp_path / "report"
+    md = (out / "report.md").read_text()
+    pngs = sorted(out.glob("*.png"))
+    assert len(pngs) >= 5
+    for p in pngs:
+        data = p.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 2000, p.name
+        assert f"({p.name})" in md, f"report does not reference {p.name}"
+    for strategy in ("full_context", "rag", "compaction", "om", "oracle"):
+        assert strategy in md
+    assert "offline engine" in md
