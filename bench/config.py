@@ -103,6 +103,8 @@ class GatewayCfg:
     timeout_s: float = 120.0
     rpm: dict[str, int] = field(default_factory=dict)
     tpm: dict[str, int] = field(default_factory=dict)
+    api_base: dict[str, str] = field(default_factory=dict)  # role or provider -> base URL (self-hosted, proxies)
+    api_key_env: dict[str, str] = field(default_factory=dict)  # role or provider -> env var holding the key
 
 
 @dataclass

@@ -58,6 +58,8 @@ def make_gateway(cfg: RootCfg, *, offline_roles: bool = False):
             tpm=dict(cfg.gateway.tpm),
             max_concurrency=cfg.gateway.max_concurrency,
             timeout_s=cfg.gateway.timeout_s,
+            api_base=dict(cfg.gateway.api_base),
+            api_key_env=dict(cfg.gateway.api_key_env),
         )
     )
 
