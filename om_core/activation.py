@@ -73,10 +73,11 @@ def dynamic_threshold(message_tokens: int, observation_tokens: int, current_obse
     return max(total - current_observation_tokens, message_tokens)
 
 
-def buffer_interval(pending: int, threshold: int, buffer_tokens: int) -> int:
-    """The buffering interval, halved once pending tokens pass the ramp point threshold − 1.1·bufferTokens."""
+def buffer_interval(pending: int, threshold: int, buffer_tokens: int) -> float:
+    """The buffering interval, halved (not rounded) once pending tokens pass the ramp point
+    threshold − 1.1·bufferTokens."""
     ramp_point = threshold - 1.1 * buffer_tokens
-    return max(1, buffer_tokens // 2) if pending >= ramp_point else buffer_tokens
+    return buffer_tokens / 2 if pending >= ramp_point else buffer_tokens
 
 
 def should_buffer(pending: int, last_boundary: int, threshold: int, buffer_tokens: int | None) -> bool:

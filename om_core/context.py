@@ -8,10 +8,12 @@ m11 puts everything into one system message with a closing `</observations>`.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import date, datetime, time, timezone
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Hashable, Sequence
 
 from .dates import annotate_relative, last_header_date
 from .prompts import check_profile, load
@@ -23,23 +25,26 @@ MESSAGE_BOUNDARY_RE = re.compile(
     r"\n{2,}--- message boundary \(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z\) ---\n{2,}"
 )
 
-_KEEP_EMOJI_ONLY = re.compile(r"[🟡🟢][ \t]*")
+_LOW_PRIORITY_EMOJI = re.compile(r"[🟡🟢]\s*")
 # A bracketed label, unless it is a "[N items collapsed…]" marker or the text of a markdown link.
-_BRACKET_LABEL = re.compile(r"\[(?![\d\s]*items collapsed)[^\[\]\n]+\](?!\()")
-_INNER_SPACES = re.compile(r"(?<=\S)[ \t]{2,}")
+_BRACKET_LABEL = re.compile(r"\[(?![\d\s]*items collapsed)[^\]]+\](?!\()")
+_ARROW = re.compile(r"\s*->\s*")
+_SPACE_RUNS = re.compile(r" {2,}")
 _MANY_NEWLINES = re.compile(r"\n{3,}")
+
+# memo budgets in characters (texts and their renderings): a few dozen full 40k-token memories each
+RENDER_MEMO_CHUNK_CHARS = 16_000_000  # rendered chunks (per chunk text, previous header, day of `now`)
+RENDER_MEMO_TEXT_CHARS = 8_000_000  # whole observation texts (per text and day of `now`)
 
 
 def optimize_observations(text: str) -> str:
-    """Trim observations for the Actor: drop 🟡/🟢 (keep 🔴, ✅), bracketed labels and `->` arrows.
-
-    Leading indentation is kept; only runs of spaces inside a line collapse.
-    """
-    out = _KEEP_EMOJI_ONLY.sub("", text)
+    """Trim observations for the Actor as Mastra does: drop 🟡/🟢 (keep 🔴, ✅) with the whitespace after
+    them, bracketed labels, `->` arrows with their surrounding whitespace; collapse runs of spaces
+    (indentation included) and 3+ newlines."""
+    out = _LOW_PRIORITY_EMOJI.sub("", text)
     out = _BRACKET_LABEL.sub("", out)
-    out = out.replace("->", " ")
-    out = _INNER_SPACES.sub(" ", out)
-    out = "\n".join(line.rstrip() for line in out.split("\n"))
+    out = _ARROW.sub(" ", out)
+    out = _SPACE_RUNS.sub(" ", out)
     return _MANY_NEWLINES.sub("\n\n", out).strip()
 
 
@@ -56,20 +61,86 @@ def split_observation_chunks(text: str) -> list[str]:
     return [c.strip() for c in MESSAGE_BOUNDARY_RE.split(text) if c.strip()]
 
 
-def render_chunks(observations: str, now: datetime) -> list[str]:
+class _LRU:
+    """A least-recently-used map bounded by the total size (in characters) of what it holds; thread-safe."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self._data: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Any:
+        with self._lock:
+            hit = self._data.get(key)
+            if hit is None:
+                return None
+            self._data.move_to_end(key)
+            return hit[0]
+
+    def put(self, key: Hashable, value: Any, chars: int) -> None:
+        with self._lock:
+            old = self._data.pop(key, None)
+            if old is not None:
+                self._chars -= old[1]
+            self._data[key] = (value, chars)
+            self._chars += chars
+            while self._chars > self.max_chars and self._data:
+                self._chars -= self._data.popitem(last=False)[1][1]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+            self._chars = 0
+
+
+_CHUNK_MEMO = _LRU(RENDER_MEMO_CHUNK_CHARS)
+_TEXT_MEMO = _LRU(RENDER_MEMO_TEXT_CHARS)
+
+
+def _day_key(now: datetime) -> tuple[date, bool]:
+    """What of `now` the rendering depends on: its calendar date (relative ages, in now's zone) and
+    whether it is past midnight (a date equal to today counts as past only then)."""
+    return now.date(), now.time() != time(0)
+
+
+def _render_chunk(chunk: str, previous: date | None, now: datetime,
+                  optimize: bool = True) -> tuple[str | None, date | None]:
+    """(rendered chunk or None when it optimises away, date of its last header)."""
+    optimized = optimize_observations(chunk) if optimize else chunk.strip()
+    if not optimized:
+        return None, None
+    return annotate_relative(optimized, now, previous_header=previous).strip(), last_header_date(optimized)
+
+
+def render_chunks(observations: str, now: datetime, *, memo: bool = True, optimize: bool = True) -> list[str]:
     """Each chunk optimised and annotated with relative dates against `now`.
 
-    A chunk depends only on itself and the last date header before it, so appending chunks never
-    changes earlier ones.
+    A chunk depends only on itself, the last date header before it and the day of `now`, so appending
+    chunks never changes earlier ones. Renderings are memoised on exactly those inputs (bounded LRU), so
+    re-rendering an unchanged memory every turn costs dictionary lookups; `memo=False` bypasses the memo.
+    `optimize=False` keeps the text as written (retrieval mode's rendered groups, as Mastra shows them).
     """
+    day = (*_day_key(now), optimize)
+    if memo:
+        hit = _TEXT_MEMO.get((observations, day))
+        if hit is not None:
+            return list(hit)
     rendered: list[str] = []
-    previous = None
+    previous: date | None = None
     for chunk in split_observation_chunks(observations):
-        optimized = optimize_observations(chunk)
-        if not optimized:
-            continue
-        rendered.append(annotate_relative(optimized, now, previous_header=previous).strip())
-        previous = last_header_date(optimized) or previous
+        key = (chunk, previous, day)
+        value = _CHUNK_MEMO.get(key) if memo else None
+        if value is None:
+            value = _render_chunk(chunk, previous, now, optimize)
+            if memo:
+                _CHUNK_MEMO.put(key, value, len(chunk) + len(value[0] or ""))
+        text, last = value
+        if text is not None:
+            rendered.append(text)
+            previous = last or previous
+    if memo:
+        _TEXT_MEMO.put((observations, day), tuple(rendered), len(observations) + sum(map(len, rendered)))
     return rendered
 
 
@@ -102,6 +173,7 @@ def build_actor_context(
     retrieval_instructions: str | None = None,
     unobserved: Sequence[Message] = (),
     prompts_folder: str | Path | None = None,
+    optimize: bool = True,
 ) -> list[ContextMessage]:
     """The messages om_core adds to the Actor's context, followed by the unobserved raw messages.
 
@@ -111,7 +183,7 @@ def build_actor_context(
     check_profile(profile)
     if now.tzinfo is None:
         raise ValueError("build_actor_context needs a timezone-aware `now`")
-    chunks = render_chunks(observations or "", now)
+    chunks = render_chunks(observations or "", now, optimize=optimize)
     tail = _raw_tail(unobserved)
     if not chunks:
         return tail

@@ -18,11 +18,15 @@ _FULL_MONTHS = (
 _VAGUE_DAY = {"early": 7, "mid": 15, "late": 23}
 
 _M = r"\b([A-Za-z]{3,9})\.?"
-_CROSS_RANGE = re.compile(_M + r"\s+(\d{1,2})\s*[-–]\s*[A-Za-z]{3,9}\.?\s+\d{1,2},?\s+(\d{4})")
 _SAME_RANGE = re.compile(_M + r"\s+(\d{1,2})\s*[-–]\s*\d{1,2},?\s+(\d{4})")
 _SIMPLE = re.compile(_M + r"\s+(\d{1,2}),?\s+(\d{4})")
-_VAGUE = re.compile(r"\b(early|mid|late)[- ]?" + r"([A-Za-z]{3,9})\.?\s+(\d{4})", re.IGNORECASE)
-_MONTH_SPAN = re.compile(_M + r"\s+(?:to|through|until|-|–)\s+([A-Za-z]{3,9})\.?\s+(\d{4})", re.IGNORECASE)
+# "mid-to-late May 2023" counts as its first modifier, as Mastra reads it
+_VAGUE = re.compile(
+    r"\b(early|mid|late)[- ]?(?:to[- ]?(?:early|mid|late)[- ]?)?([A-Za-z]{3,9})\.?\s+(\d{4})", re.IGNORECASE
+)
+_MONTH_SPAN = re.compile(
+    _M + r"\s+(?:to|through|until|-|–)\s+(?:early\s+)?([A-Za-z]{3,9})\.?\s+(\d{4})", re.IGNORECASE
+)
 
 _INLINE = re.compile(r"\((estimated|meaning)\s+([^()\n]*?\d{4})\)", re.IGNORECASE)
 _HEADER = re.compile(r"^(Date:[ \t]*)([A-Z][a-z]+ \d{1,2}, \d{4})[ \t]*$", re.MULTILINE)
@@ -57,10 +61,11 @@ def _make(month_word: str, day: int, year: str) -> date | None:
 def parse_observation_date(text: str) -> date | None:
     """The calendar date an inline date expression points at, or None.
 
-    Forms: "May 30, 2023"; ranges "May 27-28, 2023" / "Feb 28-Mar 1, 2026" (first day);
-    "early/mid/late May 2023" (7th/15th/23rd); "April to May 2023" (1st of the second month).
+    Tried in Mastra's order: a plain "May 30, 2023" anywhere first (so "Feb 28-Mar 1, 2026" gives Mar 1),
+    then "May 27-28, 2023" (first day), "early/mid/late May 2023" (7th/15th/23rd), and "April to May 2023"
+    (1st of the second month).
     """
-    for pattern in (_CROSS_RANGE, _SAME_RANGE, _SIMPLE):
+    for pattern in (_SIMPLE, _SAME_RANGE):
         for m in pattern.finditer(text):
             found = _make(m.group(1), int(m.group(2)), m.group(3))
             if found:
@@ -142,9 +147,7 @@ def format_date_gap(prev: date, cur: date) -> str | None:
         return f"[{days // 7} weeks later]"
     if days < 60:
         return "[1 month later]"
-    if days < 365:
-        return f"[{days // 30} months later]"
-    return f"[{_plural(days // 365, 'year')} later]"
+    return f"[{days // 30} months later]"  # no year unit: "[14 months later]"
 
 
 def _is_past(d: date, now: datetime) -> bool:
@@ -176,14 +179,13 @@ def annotate_relative(observations: str, now: datetime, *, previous_header: date
     last = 0
     prev = previous_header
     for m in _HEADER.finditer(text):
-        try:
-            d = datetime.strptime(m.group(2), "%b %d, %Y").date()
-        except ValueError:
+        d = _header_date(m.group(2))
+        if d is None:
             continue
         out.append(text[last : m.start()])
         gap = format_date_gap(prev, d) if prev is not None else None
         if gap:
-            out.append(f"\n{gap}\n")
+            out.append(f"\n{gap}\n\n")
         out.append(f"{m.group(1)}{m.group(2)} ({format_relative_time(d, now)})")
         last = m.end()
         prev = d
@@ -195,11 +197,14 @@ def last_header_date(observations: str) -> date | None:
     """Date of the last `Date: Mon D, YYYY` header in un-annotated observation text, if any."""
     found: date | None = None
     for m in _HEADER.finditer(observations):
-        try:
-            found = datetime.strptime(m.group(2), "%b %d, %Y").date()
-        except ValueError:
-            continue
+        found = _header_date(m.group(2)) or found
     return found
+
+
+def _header_date(text: str) -> date | None:
+    """`Mon D, YYYY` of a header; full month names ("June 5, 2023") and "Sept" parse too."""
+    month, day, year = text.replace(",", "").split()
+    return _make(month, int(day), year)
 
 
 TEMPORAL_GAP_MIN = timedelta(minutes=10)
@@ -235,14 +240,27 @@ def temporal_gap_text(prev: datetime, now: datetime) -> str | None:
 
 
 def temporal_gap_marker(prev: datetime, now: datetime, tz: tzinfo = timezone.utc) -> str:
-    """Text of a temporal-gap reminder: '<gap> — MM/DD/YYYY, h:mm AM' (now, shown in `tz`)."""
+    """Text of a temporal-gap reminder: '<gap> — MM/DD/YYYY, h:mm AM TZ' (now, shown in `tz`)."""
     if prev.tzinfo is None or now.tzinfo is None:
         raise ValueError("temporal_gap_marker needs timezone-aware datetimes")
     gap = temporal_gap_text(prev, now)
     if gap is None:
         raise ValueError("no temporal gap marker for gaps under 10 minutes (check temporal_gap_text first)")
     local = now.astimezone(tz)
-    return f"{gap} — {local:%m/%d/%Y}, {clock_12h(local)}"
+    return f"{gap} — {local:%m/%d/%Y}, {clock_12h(local)} {short_zone_name(local)}"
+
+
+def short_zone_name(moment: datetime) -> str:
+    """Short zone label of an aware datetime: its abbreviation ('UTC', 'EST'), else 'GMT+5' / 'GMT-3:30'."""
+    name = moment.tzname() or ""
+    if name.isalpha():
+        return name
+    offset = moment.utcoffset() or timedelta(0)
+    minutes = int(offset.total_seconds() // 60)
+    if minutes == 0:
+        return "GMT"
+    sign, minutes = ("+" if minutes > 0 else "-"), abs(minutes)
+    return f"GMT{sign}{minutes // 60}" + (f":{minutes % 60:02d}" if minutes % 60 else "")
 
 
 def clock_12h(moment: datetime) -> str:

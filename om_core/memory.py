@@ -34,7 +34,12 @@ from om_core.engine.state import (
 )
 from om_core.llm import ChatModel
 from om_core.observer import format_messages
-from om_core.recall import render_observation_groups, retrieval_instructions, wrap_observation_group
+from om_core.recall import (
+    parse_observation_groups,
+    render_observation_groups,
+    retrieval_instructions,
+    wrap_observation_group,
+)
 from om_core.records import OMRecord, ThreadMeta, iso, lookup_key
 from om_core.scopes import other_conversations_block
 from om_core.storage.base import Storage
@@ -44,6 +49,7 @@ from om_core.types import Message
 __all__ = ["ObservationalMemory", "TurnContext", "Status"]
 log = logging.getLogger("om_core.memory")
 OTHER_PART_CHARS = 500
+OTHER_MEMO_THREADS = 1024  # formatted OTHER-conversation blocks kept (one per thread)
 
 
 @dataclass
@@ -71,6 +77,8 @@ class ObservationalMemory:
         self.tz = ZoneInfo(config.timezone)
         self._clock = clock
         self._scopes: dict[str, ScopeState] = {}
+        self._other_memo: dict[tuple[str | None, str], tuple[tuple[Message, ...], str]] = {}
+        self._other_blocks: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...], str, int]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.errors: list[BaseException] = []  # background failures (logged; a turn never raises them)
 
@@ -187,21 +195,47 @@ class ObservationalMemory:
                           if m.id not in skip]
         else:
             unobserved = []
-            for meta in self.storage.list_threads(rec.resource_id):
-                msgs = self.storage.list_messages(rec.resource_id, meta.thread_id, after=meta.last_observed_at)
-                if meta.thread_id == thread_id:
-                    unobserved = msgs
-                elif msgs:
-                    others[meta.thread_id] = msgs
-        other_text = ""
-        if others:
-            fmt = lambda ms: format_messages(ms, cfg.profile, tz=self.tz, counter=self.counter,  # noqa: E731
-                                             max_part_chars=OTHER_PART_CHARS)
-            other_text = other_conversations_block(others, fmt, cfg.obscure_thread_ids)
-        pending = self.tokens.total(unobserved) + (self.counter.count_string(other_text) if other_text else 0)
+            with self.storage.reading():  # one read-cache check for all threads
+                for meta in self.storage.list_threads(rec.resource_id):
+                    msgs = self.storage.list_messages(rec.resource_id, meta.thread_id, after=meta.last_observed_at)
+                    if meta.thread_id == thread_id:
+                        unobserved = msgs
+                    elif msgs:
+                        others[meta.thread_id] = msgs
+        other_text, other_tokens = self._other_context(rec.resource_id, thread_id, others)
+        pending = self.tokens.total(unobserved) + other_tokens
         threshold = dynamic_threshold(cfg.observation.message_tokens, cfg.reflection.observation_tokens,
                                       rec.observation_token_count, cfg.share_token_budget)
         return Status(rec, thread_id, unobserved, others, other_text, pending, threshold)
+
+    def _other_context(self, resource_id: str, thread_id: str, others: dict[str, list[Message]]) -> tuple[str, int]:
+        """The OTHER-conversations block and its token count; reused while every thread's text is unchanged."""
+        if not others:
+            return "", 0
+        texts = tuple(self._format_other(ms) for ms in others.values())
+        key = (resource_id, thread_id)
+        hit = self._other_blocks.get(key)
+        if hit is not None and hit[0] == tuple(others) and all(a is b for a, b in zip(hit[1], texts, strict=True)):
+            return hit[2], hit[3]
+        by_thread = dict(zip(others, texts))
+        text = other_conversations_block(others, lambda ms: by_thread[ms[0].thread_id], self.config.obscure_thread_ids)
+        if len(self._other_blocks) >= OTHER_MEMO_THREADS:
+            self._other_blocks.clear()
+        self._other_blocks[key] = (tuple(others), texts, text, self.counter.count_string(text))
+        return text, self._other_blocks[key][3]
+
+    def _format_other(self, msgs: Sequence[Message]) -> str:
+        """Another thread's unobserved messages as shown to the Actor; memoised while they are unchanged."""
+        key = (msgs[0].thread_id, msgs[0].id)
+        hit = self._other_memo.get(key)
+        if hit is not None and hit[0] == tuple(msgs):  # identical objects compare without field checks
+            return hit[1]
+        text = format_messages(msgs, self.config.profile, tz=self.tz, counter=self.counter,
+                               max_part_chars=OTHER_PART_CHARS)
+        if len(self._other_memo) >= OTHER_MEMO_THREADS:
+            self._other_memo.clear()
+        self._other_memo[key] = (tuple(msgs), text)
+        return text
 
     # ---- turn internals ----------------------------------------------------------------------------
     async def _step(self, key: str, state: ScopeState, resource_id: str, thread_id: str, now: datetime,
@@ -244,7 +278,10 @@ class ObservationalMemory:
         raw = [m for m in tail if m.id not in seen] + st.unobserved + list(extra)
         observations = rec.active_observations
         instructions = None
+        grouped = False
         if cfg.retrieval.enabled:
+            # Mastra shows rendered groups as they are; only text without groups goes through the optimiser
+            grouped = bool(parse_observation_groups(observations))
             observations = render_observation_groups(observations)
             instructions = retrieval_instructions(cfg.retrieval.scope, cfg.retrieval.instructions)
         messages = build_actor_context(
@@ -252,7 +289,7 @@ class ObservationalMemory:
             current_task=meta.current_task if meta else None,
             suggested_response=meta.suggested_response if meta else None,
             other_conversations=st.other_text or None, retrieval_instructions=instructions, unobserved=raw,
-            prompts_folder=cfg.prompts_folder)
+            prompts_folder=cfg.prompts_folder, optimize=not grouped)
         return TurnContext(messages=messages, events=events, pending_tokens=st.pending,
                            observation_tokens=rec.observation_token_count, generation=rec.generation_count)
 

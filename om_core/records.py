@@ -169,7 +169,8 @@ class ThreadMeta:
         for k in ("created_at", "updated_at", "last_observed_at"):
             kw[k] = parse_iso(kw.get(k))
         kw["extra"] = dict(kw.get("extra") or {})
-        return cls(**{k: v for k, v in kw.items() if k in {f.name for f in fields(cls)}})
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in kw.items() if k in names})
 
 
 @dataclass(frozen=True)

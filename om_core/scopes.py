@@ -17,8 +17,6 @@ except ImportError:  # pragma: no cover - depends on the install
     _xxhash = None
 
 HASH_NAME = "xxh32" if _xxhash is not None else "sha256[:8]"
-_SECTION = re.compile(r'<thread id="([^"]*)">\n?(.*?)\n?</thread>', re.DOTALL)
-_DATE = re.compile(r"^[ \t]*Date:[ \t]*(.+?)[ \t]*$", re.MULTILINE)
 
 
 def obscure_thread_id(thread_id: str) -> str:
@@ -65,51 +63,54 @@ def select_threads(token_counts: Mapping[str, int], oldest: Mapping[str, datetim
     return batches
 
 
-def _dates(text: str) -> list[str]:
-    return [m.group(1) for m in _DATE.finditer(text)]
-
-
-def _drop_first_header(text: str) -> str:
-    lines = text.strip("\n").split("\n")
-    if lines and _DATE.match(lines[0]):
-        lines = lines[1:]
-    return "\n".join(lines).strip("\n")
+_FIRST_DATE = re.compile(r"Date:\s*([A-Za-z]+\s+\d+,\s+\d+)")
+_CLOSE = "</thread>"
 
 
 def wrap_thread(display: str, body: str) -> str:
-    return f'<thread id="{display}">\n{body.strip()}\n</thread>'
+    return f'<thread id="{display}">\n{body.strip()}\n{_CLOSE}'
 
 
-def merge_thread_sections(existing: str, sections: Sequence[tuple[str, str]], boundary: str) -> str:
-    """Add new per-thread observations to resource-scope text.
+def _merge_into_first_section(text: str, display: str, section: str) -> str | None:
+    """Mastra's merge rule: when the thread's first section already holds the new section's first `Date:`
+    header, the new lines (after that header) go to the end of that section. None when it does not apply."""
+    date_m = _FIRST_DATE.search(section)
+    start = text.find(f'<thread id="{display}">')
+    if date_m is None or start == -1:
+        return None
+    close = text.find(_CLOSE, start)
+    if close == -1:
+        return None
+    old = text[start : close + len(_CLOSE)]
+    if f"Date: {date_m.group(1)}" not in old and f"Date:{date_m.group(1)}" not in old:
+        return None
+    line_end = section.find("\n", date_m.start())
+    new_lines = section[line_end + 1 : section.rfind(_CLOSE)].strip() if line_end != -1 else ""
+    if not new_lines:
+        return None
+    merged = old[: -len(_CLOSE)].rstrip() + "\n" + new_lines + "\n" + _CLOSE
+    return text[:start] + merged + text[close + len(_CLOSE):]
 
-    When the last existing section of the same thread ends under the same `Date:` header the new section
-    starts with, its lines are merged into that section; otherwise the section is appended, and appended
-    sections as a group follow one message boundary (so earlier text keeps its bytes where possible).
-    """
+
+def merge_thread_sections(existing: str, sections: Sequence[tuple[str, str]], boundary: str | Sequence[str]) -> str:
+    """Add new per-thread observations to resource-scope text, one thread section at a time (Mastra's
+    replaceOrAppendThreadSection): merged into the thread's first section when that section already has
+    the new section's first date, else appended after a message boundary (`boundary` is one separator
+    for all, or one per section, e.g. stamped with each thread's newest observed message)."""
     text = existing
-    appended: list[str] = []
-    for display, body in sections:
-        body = body.strip("\n")
+    for i, (display, body) in enumerate(sections):
         if not body.strip():
             continue
-        last = None
-        for m in _SECTION.finditer(text):
-            if m.group(1) == display:
-                last = m
-        new_dates = _dates(body)
-        if last is not None:
-            old_dates = _dates(last.group(2))
-            same_day = (new_dates and old_dates and new_dates[0] == old_dates[-1]) or not new_dates
-            if same_day:
-                merged_body = last.group(2).rstrip("\n") + "\n" + (_drop_first_header(body) if new_dates else body)
-                text = text[: last.start()] + wrap_thread(display, merged_body) + text[last.end():]
-                continue
-        appended.append(wrap_thread(display, body))
-    if not appended:
-        return text
-    block = "\n".join(appended)
-    return text + boundary + block if text.strip() else block
+        section = wrap_thread(display, body)
+        if not text:
+            text = section
+            continue
+        merged = _merge_into_first_section(text, display, section)
+        if merged is not None:
+            text = merged
+            continue
+        text += (boundary if isinstance(boundary, str) else boundary[i]) + section
+    return text
 
 
 def other_conversations_block(threads: Mapping[str, Sequence[Message]], fmt: Callable[[Sequence[Message]], str],

@@ -124,11 +124,11 @@ async def observe_thread(om: "ObservationalMemory", st: "Status", meta: ThreadMe
     out = await observe(om.observer, cfg.profile, existing_observations=rec.active_observations, messages=msgs,
                         prior_metadata=prior_metadata(meta) if cfg.profile == "m31" else None, **observer_kwargs(om))
     text = om.group(out.observations, msgs)
-    boundary_ts = rec.last_observed_at or msgs[0].created_at
-    merged, sep = join_observations(rec.active_observations, text, boundary_ts, cfg.profile)
-    # incremental count: the text before is unchanged, so only the separator and the new part are encoded
-    tokens = rec.observation_token_count + (om.counter.count_string(sep + text) if merged != rec.active_observations else 0)
     newest = max(msgs, key=lambda m: m.created_at)
+    # the boundary carries the newest message time of the observations after it, as Mastra stamps it
+    merged, _ = join_observations(rec.active_observations, text, newest.created_at, cfg.profile)
+    # the whole merged text is counted, as Mastra does (BPE merges across the join make a sum drift)
+    tokens = om.counter.count_string(merged) if merged != rec.active_observations else rec.observation_token_count
     metas = []
     if meta is not None:
         metas.append(replace(meta, current_task=out.current_task, suggested_response=out.suggested_response,

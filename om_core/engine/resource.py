@@ -48,6 +48,7 @@ async def observe_resource(om: "ObservationalMemory", st: "Status", now: datetim
     results = await asyncio.gather(*(run(b.thread_ids) for b in batches))
 
     sections: list[tuple[str, str]] = []
+    boundaries: list[str] = []  # one per section, stamped with that thread's newest observed message
     new_metas: list[ThreadMeta] = []
     newest_all = rec.last_observed_at
     for batch_ids, out in results:
@@ -57,12 +58,13 @@ async def observe_resource(om: "ObservationalMemory", st: "Status", now: datetim
             parsed = {shown[batch_ids[0]]: ThreadSection(out.observations, out.current_task, out.suggested_response)}
         for tid in batch_ids:
             sec = parsed.get(shown[tid])
+            newest = max(pending[tid], key=lambda m: m.created_at)
             if sec is not None and sec.observations.strip():
                 body = sec.observations
                 if cfg.retrieval.enabled:
                     body = om.group(body, pending[tid])
                 sections.append((shown[tid], body))
-            newest = max(pending[tid], key=lambda m: m.created_at)
+                boundaries.append(message_boundary(newest.created_at))
             newest_all = newest.created_at if newest_all is None else max(newest_all, newest.created_at)
             meta = metas.get(tid) or ThreadMeta(tid, rec.resource_id, now, now)
             meta = replace(meta, last_observed_at=newest.created_at, last_observed_message_cursor=newest.id,
@@ -70,8 +72,7 @@ async def observe_resource(om: "ObservationalMemory", st: "Status", now: datetim
             if sec is not None:
                 meta = replace(meta, current_task=sec.current_task, suggested_response=sec.suggested_response)
             new_metas.append(meta)
-    boundary_ts = rec.last_observed_at or min(oldest.values())
-    merged = merge_thread_sections(existing, sections, message_boundary(boundary_ts))
+    merged = merge_thread_sections(existing, sections, boundaries)
     tokens = om.counter.count_string(merged)
     observed_ids = [m.id for b in batches for t in b.thread_ids for m in pending[t]]
     new = om.storage.update_active_observations(

@@ -7,6 +7,7 @@ All calls are synchronous and short (local SQLite / one Postgres round trip per 
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Callable, Literal, Protocol, Sequence, runtime_checkable
 
@@ -75,6 +76,10 @@ class Storage(Protocol):
     def list_messages(self, resource_id: str, thread_id: str | None = None, *, after: datetime | None = None,
                       before: datetime | None = None, limit: int | None = None, cursor: str | None = None,
                       direction: Direction = "forward") -> list[Message]: ...
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Context grouping several read-only calls; writes must not happen inside it."""
+        ...
 
     # ---- checkpoints ------------------------------------------------------------------------------
     def export_state(self, resource_id: str) -> dict[str, Any]: ...

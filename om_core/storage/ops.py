@@ -88,16 +88,24 @@ class BaseStorage(ABC):
                         upper: MessageKey | None, limit: int | None, descending: bool) -> list[Message]:
         """Messages with lower < key < upper (both exclusive), in key order (reversed if descending)."""
 
+    def _read(self) -> AbstractContextManager[None]:
+        """Context of a read-only operation; a backend may serve it without opening a write transaction."""
+        return self._tx()
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Group several read-only calls (e.g. one status check): the backend validates its read cache once."""
+        return self._read()
+
     def close(self) -> None:
         return None
 
     # ---- records --------------------------------------------------------------------------------
     def get_record(self, lookup_key: str) -> OMRecord | None:
-        with self._tx():
+        with self._read():
             return self._load_head(lookup_key)
 
     def get_record_by_id(self, record_id: str) -> OMRecord | None:
-        with self._tx():
+        with self._read():
             return self._load_record(record_id)
 
     def history(self, lookup_key: str, limit: int | None = None) -> list[OMRecord]:
@@ -186,9 +194,8 @@ class BaseStorage(ABC):
             plan = plan_activation([c.message_tokens for c in chunks], pending, threshold, activation_ratio, force_max)
             done, rest = chunks[: plan.count], chunks[plan.count:]
             text = "\n\n".join(c.observations for c in done if c.observations.strip())
-            if rec.active_observations and text:
-                ts = rec.last_observed_at or done[0].first_message_at or done[0].created_at
-                merged = rec.active_observations + boundary(ts) + text
+            if rec.active_observations and text:  # stamped with the newest message the activated text covers
+                merged = rec.active_observations + boundary(done[-1].last_observed_at) + text
             else:
                 merged = rec.active_observations or text
             obs_tokens = sum(c.token_count for c in done)
@@ -254,8 +261,8 @@ class BaseStorage(ABC):
             if rec is None or not rec.buffered_reflection:
                 return None
             lines = rec.active_observations.split("\n")
-            tail = "\n".join(lines[rec.reflected_observation_line_count:]).strip("\n")
-            text = rec.buffered_reflection + ("\n\n" + tail if tail.strip() else "")
+            tail = "\n".join(lines[rec.reflected_observation_line_count:]).strip()
+            text = rec.buffered_reflection + ("\n\n" + tail if tail else "")
             self._save_record(replace(rec, buffered_reflection=None, buffered_reflection_tokens=0,
                                       buffered_reflection_input_tokens=0, reflected_observation_line_count=0,
                                       updated_at=now))
@@ -280,7 +287,7 @@ class BaseStorage(ABC):
 
     # ---- threads -----------------------------------------------------------------------------------
     def get_thread(self, thread_id: str) -> ThreadMeta | None:
-        with self._tx():
+        with self._read():
             return self._load_thread(thread_id)
 
     def save_thread(self, meta: ThreadMeta) -> None:
@@ -288,7 +295,7 @@ class BaseStorage(ABC):
             self._save_thread(meta)
 
     def list_threads(self, resource_id: str) -> list[ThreadMeta]:
-        with self._tx():
+        with self._read():
             return sorted(self._load_threads(resource_id), key=lambda t: (t.created_at, t.thread_id))
 
     # ---- messages ----------------------------------------------------------------------------------
@@ -301,7 +308,7 @@ class BaseStorage(ABC):
             self._save_messages(list(messages))
 
     def get_message(self, message_id: str) -> Message | None:
-        with self._tx():
+        with self._read():
             hit = self._message_key(message_id)
         return None if hit is None else hit[1]
 
@@ -312,7 +319,7 @@ class BaseStorage(ABC):
         id: forward lists what follows it, backward the `limit` messages just before it."""
         lower = (iso(after), 1 << 62) if after else None  # type: ignore[assignment]
         upper = (iso(before), -1) if before else None  # type: ignore[assignment]
-        with self._tx():
+        with self._read():
             if cursor is not None:
                 hit = self._message_key(cursor)
                 if hit is None:

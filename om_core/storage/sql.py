@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from abc import abstractmethod
-from typing import Any, Sequence
+from typing import Any, Callable, Hashable, Sequence
 
 from om_core.records import OMRecord, ThreadMeta, iso, message_from_dict, message_to_dict
 from om_core.storage.ops import BaseStorage, MessageKey
@@ -35,10 +35,51 @@ def schema(prefix: str, json_type: str) -> list[str]:
     ]
 
 
+_MISS = object()
+MAX_CACHED_AREAS = 1024  # cached read areas (one per thread's message list, plus records/threads)
+
+
 class SqlStorage(BaseStorage):
-    """Backend-neutral SQL; subclasses provide `_exec` (with `?` placeholders) and `_tx`."""
+    """Backend-neutral SQL; subclasses provide `_exec` (with `?` placeholders) and `_tx`.
+
+    Read cache: a backend that can tell when another connection committed (SQLite's `data_version`) calls
+    `_sync_cache` at the start of every transaction; decoded reads are then served from memory until this
+    connection writes the same area, another connection commits, or a transaction rolls back
+    (`_drop_cache`). Without that signal (Postgres) every read goes to the database.
+    """
 
     prefix = "om_"
+    _caches: dict[Hashable, dict[Any, Any]] | None = None
+    _cache_version: Any = None
+
+    # ---- read cache ---------------------------------------------------------------------------
+    def _sync_cache(self, version: Any) -> None:
+        if version != self._cache_version or self._caches is None:
+            self._caches = {}
+            self._cache_version = version
+
+    def _drop_cache(self) -> None:
+        if self._caches is not None:
+            self._caches = {}
+
+    def _forget(self, *areas: Hashable) -> None:
+        if self._caches is not None:
+            for area in areas:
+                self._caches.pop(area, None)
+
+    def _cached(self, area: Hashable, key: Any, load: Callable[[], Any]) -> Any:
+        caches = self._caches
+        if caches is None:
+            return load()
+        bucket = caches.get(area)
+        if bucket is None:
+            if len(caches) >= MAX_CACHED_AREAS:
+                caches.clear()
+            bucket = caches[area] = {}
+        hit = bucket.get(key, _MISS)
+        if hit is _MISS:
+            hit = bucket[key] = load()
+        return hit
 
     @abstractmethod
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
@@ -77,13 +118,19 @@ class SqlStorage(BaseStorage):
 
     # ---- records --------------------------------------------------------------------------------
     def _load_head(self, lookup_key: str) -> OMRecord | None:
-        rows = self._exec(f"SELECT data FROM {self.prefix}records WHERE lookup_key = ? "
-                          "ORDER BY generation_count DESC LIMIT 1", (lookup_key,))
-        return self._record_of(rows[0][0]) if rows else None
+        def load() -> OMRecord | None:
+            rows = self._exec(f"SELECT data FROM {self.prefix}records WHERE lookup_key = ? "
+                              "ORDER BY generation_count DESC LIMIT 1", (lookup_key,))
+            return self._record_of(rows[0][0]) if rows else None
+
+        return self._cached("records", ("head", lookup_key), load)
 
     def _load_record(self, record_id: str) -> OMRecord | None:
-        rows = self._exec(f"SELECT data FROM {self.prefix}records WHERE id = ?", (record_id,))
-        return self._record_of(rows[0][0]) if rows else None
+        def load() -> OMRecord | None:
+            rows = self._exec(f"SELECT data FROM {self.prefix}records WHERE id = ?", (record_id,))
+            return self._record_of(rows[0][0]) if rows else None
+
+        return self._cached("records", ("id", record_id), load)
 
     def _load_history(self, lookup_key: str) -> list[OMRecord]:
         rows = self._exec(f"SELECT data FROM {self.prefix}records WHERE lookup_key = ? "
@@ -91,6 +138,7 @@ class SqlStorage(BaseStorage):
         return [OMRecord.from_dict(self._load(r[0])) for r in rows]
 
     def _save_record(self, rec: OMRecord) -> None:
+        self._forget("records")
         self._exec(
             f"INSERT INTO {self.prefix}records (id, lookup_key, scope, resource_id, thread_id, generation_count, "
             "origin_type, created_at, updated_at, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -99,6 +147,7 @@ class SqlStorage(BaseStorage):
              rec.origin_type, iso(rec.created_at), iso(rec.updated_at), self._dump(rec.to_dict())))
 
     def _delete_records(self, lookup_key: str) -> None:
+        self._forget("records")
         self._exec(f"DELETE FROM {self.prefix}records WHERE lookup_key = ?", (lookup_key,))
 
     def _lookup_keys(self, resource_id: str) -> list[str]:
@@ -108,17 +157,24 @@ class SqlStorage(BaseStorage):
 
     # ---- threads --------------------------------------------------------------------------------
     def _load_thread(self, thread_id: str) -> ThreadMeta | None:
-        rows = self._exec(f"SELECT data FROM {self.prefix}threads WHERE thread_id = ?", (thread_id,))
-        return ThreadMeta.from_dict(self._load(rows[0][0])) if rows else None
+        def load() -> ThreadMeta | None:
+            rows = self._exec(f"SELECT data FROM {self.prefix}threads WHERE thread_id = ?", (thread_id,))
+            return ThreadMeta.from_dict(self._load(rows[0][0])) if rows else None
+
+        return self._cached("threads", ("id", thread_id), load)
 
     def _save_thread(self, meta: ThreadMeta) -> None:
+        self._forget("threads")
         self._exec(f"INSERT INTO {self.prefix}threads (thread_id, resource_id, data) VALUES (?, ?, ?) "
                    "ON CONFLICT (thread_id) DO UPDATE SET resource_id = excluded.resource_id, data = excluded.data",
                    (meta.thread_id, meta.resource_id, self._dump(meta.to_dict())))
 
     def _load_threads(self, resource_id: str) -> list[ThreadMeta]:
-        rows = self._exec(f"SELECT data FROM {self.prefix}threads WHERE resource_id = ?", (resource_id,))
-        return [ThreadMeta.from_dict(self._load(r[0])) for r in rows]
+        def load() -> tuple[ThreadMeta, ...]:
+            rows = self._exec(f"SELECT data FROM {self.prefix}threads WHERE resource_id = ?", (resource_id,))
+            return tuple(ThreadMeta.from_dict(self._load(r[0])) for r in rows)
+
+        return list(self._cached("threads", ("resource", resource_id), load))
 
     # ---- messages -------------------------------------------------------------------------------
     def _save_messages(self, messages: Sequence[Message]) -> None:
@@ -127,6 +183,7 @@ class SqlStorage(BaseStorage):
         rows = self._exec(f"SELECT COALESCE(MAX(seq), 0) FROM {self.prefix}messages")
         seq = int(rows[0][0])
         for m in messages:
+            self._forget(_message_area(m.resource_id or "", m.thread_id), _message_area(m.resource_id or "", None))
             seq += 1
             # an existing id keeps its seq (its place among messages created at the same instant)
             self._exec(
@@ -144,6 +201,14 @@ class SqlStorage(BaseStorage):
 
     def _query_messages(self, resource_id: str, thread_id: str | None, lower: MessageKey | None,
                         upper: MessageKey | None, limit: int | None, descending: bool) -> list[Message]:
+        def load() -> tuple[Message, ...]:
+            return tuple(self._select_messages(resource_id, thread_id, lower, upper, limit, descending))
+
+        key = (lower, upper, limit, descending)
+        return list(self._cached(_message_area(resource_id, thread_id), key, load))
+
+    def _select_messages(self, resource_id: str, thread_id: str | None, lower: MessageKey | None,
+                         upper: MessageKey | None, limit: int | None, descending: bool) -> list[Message]:
         sql = [f"SELECT id, data FROM {self.prefix}messages WHERE resource_id = ?"]
         params: list[Any] = [resource_id]
         if thread_id is not None:
@@ -161,3 +226,8 @@ class SqlStorage(BaseStorage):
             sql.append("LIMIT ?")
             params.append(int(limit))
         return [self._message_of(r[0], r[1]) for r in self._exec(" ".join(sql), params)]
+
+
+def _message_area(resource_id: str, thread_id: str | None) -> tuple[str, str, str | None]:
+    """Cache area of one thread's messages (thread_id None: the whole resource's)."""
+    return ("messages", resource_id, thread_id)

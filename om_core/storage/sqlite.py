@@ -23,6 +23,7 @@ class SQLiteStorage(SqlStorage):
         self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
         self._lock = threading.RLock()
         self._depth = 0
+        self._reading = False
         if self.path != ":memory:":
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
@@ -43,14 +44,32 @@ class SQLiteStorage(SqlStorage):
             self._conn.execute("BEGIN IMMEDIATE")
             self._depth = 1
             try:
+                # another connection's commit changes data_version: cached reads are dropped then
+                self._sync_cache(self._conn.execute("PRAGMA data_version").fetchone()[0])
                 yield
             except BaseException:
                 self._conn.execute("ROLLBACK")
+                self._drop_cache()
                 raise
             else:
                 self._conn.execute("COMMIT")
             finally:
                 self._depth = 0
+
+    @contextmanager
+    def _read(self) -> Iterator[None]:
+        """Read-only operations skip BEGIN IMMEDIATE: a cached read needs only the data_version check, and
+        an uncached one runs in SQLite's own read transaction per statement. Writes always use `_tx`."""
+        with self._lock:
+            if self._depth or self._reading:
+                yield
+                return
+            self._sync_cache(self._conn.execute("PRAGMA data_version").fetchone()[0])
+            self._reading = True
+            try:
+                yield
+            finally:
+                self._reading = False
 
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return self._conn.execute(sql, tuple(params)).fetchall()

@@ -32,7 +32,7 @@ def test_optimize_observations():
     )
     assert optimize_observations(text) == (
         "Date: Mar 3, 2026\n* 🔴 (09:12) User stated fact\n* (09:13) medium item\n"
-        "  * sub detail\n* low [3 items collapsed] see [docs](http://x)\n* ✅ (09:20) done\n\nDate: Mar 4, 2026"
+        " * sub detail\n* low [3 items collapsed] see [docs](http://x)\n* ✅ (09:20) done\n\nDate: Mar 4, 2026"
     )
 
 
@@ -70,7 +70,7 @@ def test_m31_layout():
         "* (09:22) User might take Pixel to classes"
     )
     assert ctx[3].content == (
-        "[1 week later]\nDate: Mar 10, 2026 (2 weeks ago)\n"
+        "[1 week later]\n\nDate: Mar 10, 2026 (2 weeks ago)\n"
         "* 🔴 (18:40) User will start a new job at Lumen Labs. (meaning Mar 16, 2026 - 1 week ago, likely already happened)"
     )
     assert ctx[4].content == "<current-task>\nPrimary: answer\n</current-task>"
@@ -104,7 +104,7 @@ def test_appending_a_chunk_keeps_earlier_chunks_byte_identical():
     assert len(chunks1) == 2 and len(chunks2) == 3
     assert chunks2[:2] == chunks1
     assert ctx1[:2] == ctx2[:2]
-    assert chunks2[2].content.startswith("[1 week later]\nDate: Mar 20, 2026 (4 days ago)")
+    assert chunks2[2].content.startswith("[1 week later]\n\nDate: Mar 20, 2026 (4 days ago)")
 
 
 def test_static_blocks_do_not_depend_on_now():
@@ -121,7 +121,7 @@ def test_m11_layout():
     system = ctx[0]
     assert system.role == "system" and system.breakpoint
     assert system.content.startswith("\n" + load("m11", "actor_preamble") + "\n\n<observations>\nDate: Mar 3, 2026 (3 weeks ago)")
-    assert "\n\n[1 week later]\nDate: Mar 10, 2026 (2 weeks ago)" in system.content
+    assert "\n\n[1 week later]\n\nDate: Mar 10, 2026 (2 weeks ago)" in system.content
     assert "</observations>\n\n" + load("m11", "actor_instructions") in system.content
     assert system.content.endswith("<suggested-response>\nMention Pixel\n</suggested-response>")
     assert "MOST RECENT USER INPUT" not in system.content

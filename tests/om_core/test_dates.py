@@ -20,11 +20,13 @@ NOW = datetime(2023, 6, 20, 10, 18, tzinfo=timezone.utc)
         ("May 30 2023", date(2023, 5, 30)),
         ("September 3, 2023", date(2023, 9, 3)),
         ("May 27-28, 2023", date(2023, 5, 27)),
-        ("Feb 28-Mar 1, 2026", date(2026, 2, 28)),
+        ("Feb 28-Mar 1, 2026", date(2026, 3, 1)),  # Mastra tries a plain "Mar 1, 2026" first
         ("late May 2023", date(2023, 5, 23)),
         ("early May 2023", date(2023, 5, 7)),
         ("mid May 2023", date(2023, 5, 15)),
         ("mid-May 2023", date(2023, 5, 15)),
+        ("mid-to-late May 2023", date(2023, 5, 15)),
+        ("late April to early May 2023", date(2023, 5, 7)),
         ("April to May 2023", date(2023, 5, 1)),
         ("the weekend of June 3, 2023", date(2023, 6, 3)),
         ("2023", None),
@@ -103,9 +105,9 @@ def test_headers_and_gap_lines():
         [
             "Date: Jun 1, 2023 (2 weeks ago)", "* a",
             "Date: Jun 2, 2023 (2 weeks ago)", "* b",
-            "", "[3 days later]", "Date: Jun 5, 2023 (2 weeks ago)", "* c",
-            "", "[1 week later]", "Date: Jun 14, 2023 (6 days ago)", "* d",
-            "", "[6 days later]", "Date: Jun 20, 2023 (today)", "* e",
+            "", "[3 days later]", "", "Date: Jun 5, 2023 (2 weeks ago)", "* c",
+            "", "[1 week later]", "", "Date: Jun 14, 2023 (6 days ago)", "* d",
+            "", "[6 days later]", "", "Date: Jun 20, 2023 (today)", "* e",
         ]
     )  # fmt: skip
 
@@ -113,16 +115,16 @@ def test_headers_and_gap_lines():
 @pytest.mark.parametrize(
     "prev, gap",
     [(date(2023, 5, 29), "[3 weeks later]"), (date(2023, 5, 1), "[1 month later]"),
-     (date(2023, 3, 1), "[3 months later]"), (date(2021, 6, 1), "[2 years later]")],
+     (date(2023, 3, 1), "[3 months later]"), (date(2021, 6, 1), "[24 months later]")],
 )  # fmt: skip
 def test_longer_gaps(prev, gap):
     text = f"Date: {prev:%b} {prev.day}, {prev.year}\n* a\nDate: Jun 20, 2023\n* b"
-    assert f"\n{gap}\nDate: Jun 20, 2023 (today)" in annotate_relative(text, NOW)
+    assert f"\n{gap}\n\nDate: Jun 20, 2023 (today)" in annotate_relative(text, NOW)
 
 
 def test_previous_header_gives_gap_for_a_later_chunk():
     out = annotate_relative("Date: Jun 20, 2023\n* b", NOW, previous_header=date(2023, 6, 10))
-    assert out == "\n[1 week later]\nDate: Jun 20, 2023 (today)\n* b"
+    assert out == "\n[1 week later]\n\nDate: Jun 20, 2023 (today)\n* b"
 
 
 def test_annotation_is_not_applied_twice():
@@ -153,10 +155,40 @@ def test_temporal_gap_text(delta, text):
 
 
 def test_temporal_gap_marker():
-    assert temporal_gap_marker(NOW - timedelta(hours=3), NOW) == "3 hours later — 06/20/2023, 10:18 AM"
+    assert temporal_gap_marker(NOW - timedelta(hours=3), NOW) == "3 hours later — 06/20/2023, 10:18 AM UTC"
     tz = timezone(timedelta(hours=-7))
-    assert temporal_gap_marker(NOW - timedelta(minutes=15), NOW, tz) == "15 minutes later — 06/20/2023, 3:18 AM"
+    assert temporal_gap_marker(NOW - timedelta(minutes=15), NOW, tz) == "15 minutes later — 06/20/2023, 3:18 AM GMT-7"
     with pytest.raises(ValueError, match="10 minutes"):
         temporal_gap_marker(NOW - timedelta(minutes=1), NOW)
     with pytest.raises(ValueError, match="aware"):
         temporal_gap_marker(datetime(2023, 1, 1), NOW)
+
+
+# ---- fidelity with Mastra's date-utils (spec §5.3, §5.6) ------------------------------------------------
+
+
+def test_gap_lines_have_no_year_unit():
+    # spec §5.3 lists days/weeks/months only: two years apart reads "[24 months later]", never "[2 years later]"
+    out = annotate_relative("Date: Jun 1, 2021\n* a\nDate: Jun 20, 2023\n* b", NOW)
+    assert "[24 months later]" in out and "year" not in out.split("\n")[3]
+
+
+def test_gap_line_is_followed_by_a_blank_line():
+    out = annotate_relative("Date: Jun 1, 2023\n* a\nDate: Jun 20, 2023\n* b", NOW)
+    assert out == "Date: Jun 1, 2023 (2 weeks ago)\n* a\n\n[2 weeks later]\n\nDate: Jun 20, 2023 (today)\n* b"
+
+
+@pytest.mark.parametrize("header, day", [("June 5, 2023", date(2023, 6, 5)), ("Sept 5, 2023", date(2023, 9, 5)),
+                                         ("January 1, 2023", date(2023, 1, 1))])
+def test_headers_with_full_month_names_are_annotated(header, day):
+    out = annotate_relative(f"Date: {header}\n* a", NOW)
+    assert out.startswith(f"Date: {header} ({format_relative_time(day, NOW)})")
+
+
+def test_temporal_gap_marker_names_the_zone():
+    from zoneinfo import ZoneInfo
+
+    ny = temporal_gap_marker(NOW - timedelta(hours=1), NOW, ZoneInfo("America/New_York"))
+    assert ny == "1 hour later — 06/20/2023, 6:18 AM EDT"
+    india = temporal_gap_marker(NOW - timedelta(hours=1), NOW, timezone(timedelta(hours=5, minutes=30)))
+    assert india.endswith("3:48 PM GMT+5:30")

@@ -38,15 +38,30 @@ def test_select_largest_first_then_batches_oldest_first():
     assert [b.thread_ids for b in small] == [("x", "y")]
 
 
-def test_merge_same_date_into_last_section_else_append_after_boundary():
+def test_merge_same_date_into_first_section_else_append_after_boundary():
     existing = '<thread id="t1">\nDate: Mar 3, 2026\n* 🔴 (09:00) a\n</thread>'
     same = merge_thread_sections(existing, [("t1", "Date: Mar 3, 2026\n* 🔴 (10:00) b")], B)
     assert same == '<thread id="t1">\nDate: Mar 3, 2026\n* 🔴 (09:00) a\n* 🔴 (10:00) b\n</thread>'
-    later = merge_thread_sections(same, [("t1", "Date: Mar 4, 2026\n* c"), ("t2", "Date: Mar 4, 2026\n* d")], B)
-    assert later.startswith(same + B)  # earlier text untouched, one boundary before the appended sections
-    assert later.endswith('<thread id="t1">\nDate: Mar 4, 2026\n* c\n</thread>\n<thread id="t2">\nDate: Mar 4, 2026\n* d\n</thread>')
+    b2, b3 = message_boundary(T0 + timedelta(days=1)), message_boundary(T0 + timedelta(days=2))
+    later = merge_thread_sections(same, [("t1", "Date: Mar 4, 2026\n* c"), ("t2", "Date: Mar 4, 2026\n* d")], [b2, b3])
+    # each appended section follows its own boundary (Mastra appends thread by thread)
+    assert later == same + b2 + '<thread id="t1">\nDate: Mar 4, 2026\n* c\n</thread>' + b3 + \
+        '<thread id="t2">\nDate: Mar 4, 2026\n* d\n</thread>'
     assert merge_thread_sections("", [("t1", "* x")], B) == '<thread id="t1">\n* x\n</thread>'
     assert merge_thread_sections(existing, [("t1", "   ")], B) == existing
+
+
+def test_merge_follows_mastra_first_section_rule():
+    first = '<thread id="t1">\nDate: Mar 3, 2026\n* a\nDate: Mar 5, 2026\n* b\n</thread>'
+    text = first + B + '<thread id="t2">\nDate: Mar 5, 2026\n* x\n</thread>' + B + '<thread id="t1">\nDate: Mar 9, 2026\n* c\n</thread>'
+    # the new lines join the thread's FIRST section when it holds that date anywhere, other headers included
+    out = merge_thread_sections(text, [("t1", "Date: Mar 3, 2026\n* d\nDate: Mar 4, 2026\n* e")], B)
+    assert out.startswith('<thread id="t1">\nDate: Mar 3, 2026\n* a\nDate: Mar 5, 2026\n* b\n* d\nDate: Mar 4, 2026\n* e\n</thread>' + B)
+    assert out.endswith('<thread id="t1">\nDate: Mar 9, 2026\n* c\n</thread>')
+    # the last section's date is not enough, and a section without a date header is appended
+    assert merge_thread_sections(text, [("t1", "Date: Mar 9, 2026\n* f")], B).endswith(
+        '<thread id="t1">\nDate: Mar 9, 2026\n* c\n</thread>' + B + '<thread id="t1">\nDate: Mar 9, 2026\n* f\n</thread>')
+    assert merge_thread_sections(first, [("t1", "* g")], B) == first + B + '<thread id="t1">\n* g\n</thread>'
 
 
 def test_other_conversations_block():

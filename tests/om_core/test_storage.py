@@ -132,7 +132,8 @@ def test_second_activation_writes_a_boundary(store):
     r2 = store.swap_buffered_to_active(rec.id, activation_ratio=0.8, threshold=30_000, pending_tokens=12_500,
                                        force_max=False, now=T0)
     text = store.get_record("thread:t1").active_observations
-    assert r2.activated and text.startswith("* obs 1\n\n--- message boundary (2026-03-03T09:02:00.001Z) ---\n\n* obs 2")
+    # the boundary is stamped with the newest message the activated chunk covers (its last_observed_at)
+    assert r2.activated and text.startswith("* obs 1\n\n--- message boundary (2026-03-03T09:04:00.001Z) ---\n\n* obs 2")
     # a chunk whose messages are already observed is refused
     assert store.append_buffered_chunk("thread:t1", replace(chunk(3, [1]), cycle_id="c3"),
                                        last_buffered_at_tokens=1, now=T0) is None
