@@ -177,6 +177,11 @@ async def run_perf(
     """Replay every question through every strategy: the stats, the replay seconds, the (excluded) warm-up."""
     gateway = offline_gateway()
     warm_s = await warm_up(gateway)
+    if gc.isenabled() and gc.get_freeze_count():
+        # the warm-up imported litellm (hundreds of thousands of long-lived objects): freeze them like the
+        # dataset (measure()), or every full collection during the replay walks them again
+        gc.collect()
+        gc.freeze()
     stats = {s: StrategyStats() for s in strategies}
     t_start = time.perf_counter()
     if prof:
@@ -250,6 +255,35 @@ def breakdown(stats: pstats.Stats) -> str:
     )
 
 
+def tokenizer_callers(stats: pstats.Stats, top: int = 8) -> str:
+    """tiktoken encode time by the project function that asked for it (through om_core.tokens' memo
+    wrappers), split along the profiled call edges in proportion to their cumulative time."""
+    table = stats.stats  # type: ignore[attr-defined]
+    totals: dict[str, float] = {}
+
+    def through(fn: tuple[str, int, str]) -> bool:  # frames that only pass tokenisation on
+        return "tiktoken" in fn[0] or "om_core/tokens.py" in fn[0] or fn[0] == "~"
+
+    def charge(fn: tuple[str, int, str], seconds: float, depth: int) -> None:
+        callers = table.get(fn, (0, 0, 0.0, 0.0, {}))[4]
+        if not through(fn) or depth >= 8 or not callers:
+            name = f"{fn[0].split('/work/main/')[-1]}:{fn[2]}" if fn[0] != "~" else fn[2]
+            totals[name] = totals.get(name, 0.0) + seconds
+            return
+        share = sum(v[3] for v in callers.values()) or 1.0
+        for caller, v in callers.items():
+            charge(caller, seconds * v[3] / share, depth + 1)
+
+    for fn, (_cc, _nc, tt, _ct, _callers) in table.items():
+        if "CoreBPE" in fn[2]:
+            charge(fn, tt, 0)
+    total = sum(totals.values()) or 1.0
+    return "\n".join(
+        f"  {name:<60}{sec:>8.2f} s {sec / total:>6.1%}"
+        for name, sec in sorted(totals.items(), key=lambda kv: -kv[1])[:top]
+    )
+
+
 def measure(
     instances: Sequence[Instance],
     strategies: Sequence[str] = STRATEGIES,
@@ -278,6 +312,8 @@ def measure(
         text = (
             "where the time goes (cProfile tottime by component; the profiler slows the replay):\n"
             + breakdown(ps)
+            + "\n\ntokenizer time by the function that asked for it:\n"
+            + tokenizer_callers(ps)
             + "\n\ntop functions:\n"
             + buf.getvalue().split("\n", 6)[-1]
         )

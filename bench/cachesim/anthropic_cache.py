@@ -1,8 +1,8 @@
 """`anthropic`: explicit prompt caching with breakpoints (spec C.2).
 
 Blocks are segments; the strategy marks breakpoints (`Segment.breakpoint`). A cache entry is the prefix
-up to and including a breakpoint block (its key is that exact prefix: the trie path of unit digests), so
-matching is digest-only. For each breakpoint the entry at that block and at up to `lookback_blocks` earlier
+up to and including a breakpoint block (its key is that exact prefix: the trie path of unit keys), so
+matching is by key only. For each breakpoint the entry at that block and at up to `lookback_blocks` earlier
 block boundaries is checked; the longest live one is read. Every breakpoint whose prefix reaches the
 model's minimum is then written (or refreshed); write tokens = prefix through the last breakpoint minus
 what was read. Entries live `ttl` (5m or 1h) from their last read or write.
@@ -19,7 +19,7 @@ from datetime import datetime
 
 from bench.cachesim.base import CacheResult
 from bench.cachesim.common import Pricing, check_positive, lookup_by_model, result, to_seconds
-from bench.cachesim.trie import Node, prune_unless_any
+from bench.cachesim.trie import EntryNode, Node, Walks, prune_unless_any
 from bench.prompt import Prompt
 
 # Minimum cacheable prefix by model (anthropic-sdk-python#1194; litellm docs for Opus 4.7 and Opus 5).
@@ -73,32 +73,65 @@ class AnthropicConfig(Pricing):
         return int(lookup_by_model(self.min_prefix_by_model, model, self.min_prefix))
 
 
+class _Walk(Walks):
+    """The last prompt's path in one stream, with the node ending each block and the marked block indices;
+    nblocks[i] = blocks among units[: i + 1]. Dropped whenever the simulator prunes."""
+
+    __slots__ = ("blocks", "marked", "nblocks")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks: list[Node] = []
+        self.marked: list[int] = []
+        self.nblocks: list[int] = []
+
+
 class AnthropicSimulator:
     def __init__(self, config: AnthropicConfig | None = None, name: str = "anthropic") -> None:
         self.name = name
         self.config = config or AnthropicConfig()
         self._roots: dict[tuple[str, str], Node] = {}
+        self._walks: dict[tuple[str, str], _Walk] = {}
         self._n = 0
 
     def reset(self) -> None:
         self._roots.clear()
+        self._walks.clear()
 
     def observe(self, t: datetime | float, prompt: Prompt, model: str = "", stream: str = "actor") -> CacheResult:
         cfg = self.config
         now = to_seconds(t)
-        root = self._roots.setdefault((model, stream), Node())
-        blocks: list[Node] = []  # the node ending each block (segment), in order
-        marked: list[int] = []
-        node = root
-        for u in prompt.units():
+        units = prompt.units()
+        key = (model, stream)
+        root = self._roots.get(key)
+        if root is None:
+            root = self._roots[key] = Node()
+        w = self._walks.get(key)
+        if w is None:
+            w = self._walks[key] = _Walk()
+        # Nodes leave the trie only when pruned (and pruning drops every walk), so the previous prompt's
+        # nodes for the shared units are still their trie path; equal units carry equal breakpoint flags.
+        k = w.shared(units)
+        path, blocks, marked, nblocks = w.path, w.blocks, w.marked, w.nblocks
+        del path[k:], nblocks[k:]
+        nb = nblocks[-1] if k else 0
+        del blocks[nb:]
+        while marked and marked[-1] >= nb:
+            marked.pop()
+        node = path[-1] if k else root
+        for u in units[k:]:
             c = node.children.get(u.key)
             if c is None:
-                c = node.children[u.key] = Node(u.key, u.ids, node.end + len(u.ids))
+                c = node.children[u.key] = EntryNode(u.key, u.ids, node.end + len(u.ids))
             node = c
+            path.append(c)
             if u.block >= 0:
                 if u.breakpoint:
                     marked.append(len(blocks))
                 blocks.append(c)
+            nblocks.append(len(blocks))
+        w.units = units
+        marked = list(marked)  # the walk keeps its own list; auto_breakpoint may add one below
         n = node.end
         if cfg.auto_breakpoint and blocks and (not marked or marked[-1] != len(blocks) - 1):
             marked.append(len(blocks) - 1)
@@ -129,5 +162,6 @@ class AnthropicSimulator:
         if cfg.prune_every and self._n % cfg.prune_every == 0:
             for r in self._roots.values():  # keep a node while it or a descendant holds a live entry
                 prune_unless_any(r, lambda nd: nd.entry > now)
+            self._walks.clear()
         return result(n, cached, write, cfg.base(model), cfg.read_multiplier, cfg.write_multiplier)
 

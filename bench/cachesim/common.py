@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from datetime import datetime
 from typing import Mapping
 
@@ -21,6 +22,20 @@ def normalise_model(model: str) -> str:
 
 def lookup_by_model(table: Mapping[str, float] | tuple[tuple[str, float], ...], model: str, default: float) -> float:
     """Value of the longest table key contained in the normalised model name, else `default`."""
+    if isinstance(table, tuple):  # the usual case (config tables are tuples): memoised, asked every observe
+        try:
+            return _lookup_cached(table, model, default)
+        except TypeError:  # an unhashable entry
+            pass
+    return _lookup(table, model, default)
+
+
+@lru_cache(maxsize=1024)
+def _lookup_cached(table: tuple[tuple[str, float], ...], model: str, default: float) -> float:
+    return _lookup(table, model, default)
+
+
+def _lookup(table: Mapping[str, float] | tuple[tuple[str, float], ...], model: str, default: float) -> float:
     name = normalise_model(model)
     items = table.items() if isinstance(table, Mapping) else table
     best, best_len = default, -1

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from bench.cachesim.base import CacheResult
 from bench.cachesim.common import Pricing, check_positive, result
-from bench.cachesim.trie import Node, match_length
+from bench.cachesim.trie import BareNode, Node, Walks, match_from
 from bench.prompt import Prompt
 
 
@@ -29,19 +29,37 @@ class IdealSimulator:
         self.name = name
         self.config = config or IdealConfig()
         self._roots: dict[tuple[str, str], Node] = {}
+        self._walks: dict[tuple[str, str], Walks] = {}
 
     def reset(self) -> None:
         self._roots.clear()
+        self._walks.clear()
 
     def observe(self, t: datetime | float, prompt: Prompt, model: str = "", stream: str = "actor") -> CacheResult:
         units = prompt.units()
-        root = self._roots.setdefault((model, stream), Node())
-        cached = match_length(root, units, _always)
-        node = root
-        for u in units:  # insert this prompt's path
-            c = node.children.get(u.key)
+        key = (model, stream)
+        root = self._roots.get(key)
+        if root is None:
+            root = self._roots[key] = Node()
+            self._walks[key] = Walks()
+        w = self._walks[key]
+        # Nodes are never removed, so the previous prompt's nodes for the shared units are still the trie
+        # path of those units: start the fast path of match_length after them.
+        k = w.shared(units)
+        path = w.path
+        del path[k:]
+        node, i, m = (path[-1] if k else root), k, len(units)
+        while i < m:
+            c = node.children.get(units[i].key)
             if c is None:
-                c = node.children[u.key] = Node(u.key, u.ids, node.end + len(u.ids))
+                break
+            path.append(c)
+            node, i = c, i + 1
+        cached = match_from(node, units, i, _always)
+        for u in units[i:]:  # insert the rest of this prompt's path (new nodes: no look-ups needed)
+            c = node.children[u.key] = BareNode(u.key, u.ids, node.end + len(u.ids))
+            path.append(c)
             node = c
+        w.units = units
         cfg = self.config
         return result(node.end, cached, 0, cfg.base(model), cfg.read_multiplier, 1.0)

@@ -9,12 +9,13 @@ Not modelled: machine routing and the ~15 requests/min overflow to other machine
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from datetime import datetime
 
 from bench.cachesim.base import CacheResult
 from bench.cachesim.common import Pricing, check_positive, lookup_by_model, result, to_seconds
-from bench.cachesim.trie import Node, match_length, prune
+from bench.cachesim.trie import INF, Node, TimedNode, Walks, match_from, prune
 
 # Cached-input price / input price, by model family (litellm 1.110.2 cost map, spec C.1).
 READ_MULTIPLIERS: tuple[tuple[str, float], ...] = (
@@ -71,15 +72,31 @@ def cacheable(length: int, min_prefix: int = 1024, block: int = 128) -> int:
     return min_prefix + block * ((length - min_prefix) // block)
 
 
+class _Walk(Walks):
+    """The last prompt's path in one stream: all its nodes were refreshed at `t` (so they share `last`), and
+    born_min[i] is the oldest `born` among path[: i + 1]."""
+
+    __slots__ = ("t", "born_min")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.t = 0.0
+        self.born_min: list[float] = []
+
+
 class OpenAISimulator:
     def __init__(self, config: OpenAIConfig | None = None, name: str = "openai") -> None:
         self.name = name
         self.config = config or OpenAIConfig()
         self._roots: dict[tuple[str, str], Node] = {}
+        self._walks: dict[tuple[str, str], _Walk] = {}
+        self._t_max = -INF
         self._n = 0
 
     def reset(self) -> None:
         self._roots.clear()
+        self._walks.clear()
+        self._t_max = -INF
 
     def observe(self, t: datetime | float, prompt: Prompt, model: str = "", stream: str = "actor") -> CacheResult:
         cfg = self.config
@@ -88,20 +105,58 @@ class OpenAISimulator:
         def live(nd: Node) -> bool:
             return now - nd.last < idle and now - nd.born < life
 
+        if now < self._t_max:
+            self._walks.clear()  # the clock went back: a pruned node could look live again; walk from the root
+        else:
+            self._t_max = now
         units = prompt.units()
-        root = self._roots.setdefault((model, stream), Node())
-        common = match_length(root, units, live)
-        node = root
-        for u in units:  # write (or refresh) this prompt's path
+        key = (model, stream)
+        root = self._roots.get(key)
+        if root is None:
+            root = self._roots[key] = Node()
+        w = self._walks.get(key)
+        if w is None:
+            w = self._walks[key] = _Walk()
+        # The previous prompt of this stream walked (and refreshed) path[:k] at w.t. Along that path `born`
+        # never decreases with depth (a revived node loses its children), so its live part is a prefix:
+        # nothing if w.t is idle-expired, else up to the first node past its max lifetime. Dead or pruned
+        # nodes lie after that prefix (a pruned node was dead when pruned, and the clock has not gone back).
+        k = w.shared(units)
+        path, born_min = w.path, w.born_min
+        del path[k:], born_min[k:]
+        j = 0
+        if k and now - w.t < idle:
+            j = k
+            if now - born_min[-1] >= life:
+                j = bisect_left([now - b >= life for b in born_min], True)
+        # match_length's fast path: the live prefix, then children while live
+        node, i, m = (path[j - 1] if j else root), j, len(units)
+        if j == k:
+            while i < m:
+                c = node.children.get(units[i].key)
+                if c is None or not live(c):
+                    break
+                node, i = c, i + 1
+        common = match_from(node, units, i, live)
+        # write (or refresh) this prompt's path: the live prefix only gets its idle timer reset
+        for nd in path[:j]:
+            nd.last = now
+        del path[j:], born_min[j:]
+        node, b_min = (path[-1], born_min[-1]) if j else (root, INF)
+        for u in units[j:]:
             c = node.children.get(u.key)
             if c is None:
-                c = node.children[u.key] = Node(u.key, u.ids, node.end + len(u.ids))
-                c.born = now
+                c = node.children[u.key] = TimedNode(u.key, u.ids, node.end + len(u.ids), now)
             elif not live(c):
                 c.children.clear()  # its continuations were computed on a prefix that is gone
-                c.born = now
-            c.last = now
+                c.born = c.last = now
+            else:
+                c.last = now
             node = c
+            path.append(c)
+            b_min = c.born if c.born < b_min else b_min
+            born_min.append(b_min)
+        w.units, w.t = units, now
         n = node.end
         cached = cacheable(common, cfg.min_prefix, cfg.block_tokens)
         write = 0

@@ -1,16 +1,16 @@
 """A trie over prompt units (message headers and segments) with token-level longest-common-prefix.
 
 Each node is one unit of some earlier prompt; its path from the root is that prompt's prefix. Walking the
-trie by unit key (segment digest) costs O(#segments) and touches no tokens; only where the new prompt
-leaves every stored path are token ids compared, and then with a chunked slice comparison (C speed).
+trie by unit key ((role, text) of a segment) costs O(#segments) and touches no tokens; only where the new
+prompt leaves every stored path are token ids compared, and then with a chunked slice comparison (C speed).
 Nodes reference the unit's id tuple (the tokenizer's memo), so token ids are never duplicated.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
-from bench.prompt import Unit
+from bench.prompt import Unit, common_len
 
 INF = float("inf")
 
@@ -20,11 +20,11 @@ class Node:
 
     __slots__ = ("key", "ids", "end", "children", "born", "last", "entry", "seq", "hashes", "tail", "chain")
 
-    def __init__(self, key: str = "", ids: tuple[int, ...] = (), end: int = 0) -> None:
+    def __init__(self, key: Any = "", ids: tuple[int, ...] = (), end: int = 0) -> None:
         self.key = key
         self.ids = ids
         self.end = end  # tokens from the root through this unit
-        self.children: dict[str, Node] = {}
+        self.children: dict[Any, Node] = {}
         self.born = 0.0  # when this prefix was (re)written (OpenAI max lifetime)
         self.last = 0.0  # last use (idle TTL)
         self.entry = -INF  # Anthropic: expiry time of a cache entry ending at this unit
@@ -32,6 +32,45 @@ class Node:
         self.hashes: tuple[int, ...] = ()  # vLLM: hashes of full blocks that end inside this unit
         self.tail: tuple[int, ...] = ()  # vLLM: tokens after the last full block boundary
         self.chain = 0  # vLLM: hash of the last full block up to here
+
+
+class BareNode(Node):
+    """A Node with only the trie fields set: for the simulators that keep nothing else on a node (ideal)."""
+
+    __slots__ = ()
+
+    def __init__(self, key: Any, ids: tuple[int, ...], end: int) -> None:  # (unset slots are never read)
+        self.key = key
+        self.ids = ids
+        self.end = end
+        self.children = {}
+
+
+class TimedNode(Node):
+    """A Node for the openai simulator: trie fields plus born/last, both set to `now`."""
+
+    __slots__ = ()
+
+    def __init__(self, key: Any, ids: tuple[int, ...], end: int, now: float) -> None:
+        self.key = key
+        self.ids = ids
+        self.end = end
+        self.children = {}
+        self.born = now
+        self.last = now
+
+
+class EntryNode(Node):
+    """A Node for the anthropic simulator: trie fields plus an (expired) entry."""
+
+    __slots__ = ()
+
+    def __init__(self, key: Any, ids: tuple[int, ...], end: int) -> None:
+        self.key = key
+        self.ids = ids
+        self.end = end
+        self.children = {}
+        self.entry = -INF
 
 
 Live = Callable[[Node], bool]
@@ -80,7 +119,7 @@ def match_length(root: Node, units: Sequence[Unit], live: Live) -> int:
 
     Fast path: follow children whose key equals the next unit's key. Where that fails, every live child is
     compared token by token (depth-first, since a stored unit may end inside a new one and continue below).
-    At a unit boundary an equal-key live child is followed alone (ties to the digest path).
+    At a unit boundary an equal-key live child is followed alone (ties to the key path).
     """
     node, i, m = root, 0, len(units)
     while i < m:
@@ -88,6 +127,12 @@ def match_length(root: Node, units: Sequence[Unit], live: Live) -> int:
         if c is None or not live(c):
             break
         node, i = c, i + 1
+    return match_from(node, units, i, live)
+
+
+def match_from(node: Node, units: Sequence[Unit], i: int, live: Live) -> int:
+    """match_length's search after its fast path, which reached `node` with units[:i] (all live)."""
+    m = len(units)
     if i == m or not node.children:
         return node.end
     best = node.end
@@ -112,6 +157,22 @@ def match_length(root: Node, units: Sequence[Unit], live: Live) -> int:
             elif node.end + k > best:
                 best = node.end + k
     return best
+
+
+class Walks:
+    """Per (model, stream): the units and the trie nodes of the last prompt walked, so the next prompt of the
+    stream skips the prefix it shares with it (found by identity, see bench.prompt.common_len) instead of
+    walking it unit by unit. A simulator drops an entry whenever its nodes may have left the trie."""
+
+    __slots__ = ("units", "path")
+
+    def __init__(self) -> None:
+        self.units: list[Unit] = []
+        self.path: list[Node] = []
+
+    def shared(self, units: list[Unit]) -> int:
+        """How many leading units of `units` the last prompt had, with their nodes in self.path."""
+        return common_len(self.units, units) if self.units else 0
 
 
 def prune(root: Node, keep: Callable[[Node], bool]) -> int:

@@ -11,7 +11,7 @@ import heapq
 import math
 import re
 from collections import Counter
-from typing import Iterable
+from typing import Iterable, Mapping
 
 _WORD = re.compile(r"\w+")
 
@@ -32,6 +32,16 @@ def tokenize(text: str, stopwords: bool = True) -> list[str]:
     return [w for w in words if w not in STOPWORDS] if stopwords else words
 
 
+def term_counts(text: str, stopwords: bool = True) -> Counter[str]:
+    """Counter(tokenize(text, stopwords)) (same counts, same key order), without the filtered word list:
+    the stopwords are deleted from the counts of every word."""
+    counts = Counter(_WORD.findall(text.lower()))
+    if stopwords:
+        for w in STOPWORDS.intersection(counts):
+            dict.__delitem__(counts, w)  # (Counter.__delitem__ is Python code)
+    return counts
+
+
 class BM25Index:
     """Documents are added once (ids 0, 1, ...); queries return the best ids with their scores."""
 
@@ -46,21 +56,28 @@ class BM25Index:
         return len(self.doc_len)
 
     def add(self, terms: Iterable[str]) -> int:
+        return self.add_counts(Counter(terms))
+
+    def add_counts(self, counts: Mapping[str, int]) -> int:
+        """add() from the document's term counts (e.g. term_counts(text))."""
         doc = len(self.doc_len)
-        counts = Counter(terms)
         n = sum(counts.values())
         hist, postings = self._df_hist, self.postings
         new_terms = 0
+        dfs: list[int] = []  # document frequencies of the known terms, before this document
         for term, tf in counts.items():
             plist = postings.get(term)
             if plist is None:
                 postings[term] = [(doc, tf)]
                 new_terms += 1
             else:
-                df = len(plist)
-                hist[df] -= 1
-                hist[df + 1] = hist.get(df + 1, 0) + 1
+                dfs.append(len(plist))
                 plist.append((doc, tf))
+        # each known term moves from df to df + 1; grouped by df (first-seen order, so the histogram's keys
+        # are created in the same order as one term at a time: _floor's sum runs in that order)
+        for df, c in Counter(dfs).items():
+            hist[df] -= c
+            hist[df + 1] = hist.get(df + 1, 0) + c
         hist[1] = hist.get(1, 0) + new_terms
         self.doc_len.append(n)
         self._total_len += n
@@ -78,6 +95,10 @@ class BM25Index:
 
     def scores(self, query: Iterable[str]) -> dict[int, float]:
         """BM25 score of every document that shares a term with the query (others score 0)."""
+        return self.scores_counts(Counter(query))
+
+    def scores_counts(self, query: Mapping[str, int]) -> dict[int, float]:
+        """scores() from the query's term counts."""
         n = len(self.doc_len)
         if n == 0:
             return {}
@@ -86,7 +107,7 @@ class BM25Index:
         floor: float | None = None
         norm: list[float] | None = None
         get = out.get
-        for term, qtf in Counter(query).items():  # a repeated query term counts once per occurrence
+        for term, qtf in query.items():  # a repeated query term counts once per occurrence
             plist = self.postings.get(term)
             if not plist:
                 continue
@@ -107,7 +128,13 @@ class BM25Index:
 
         Scores can be negative in small corpora (rank_bm25's epsilon floor is then negative); a matching
         document still ranks, but documents sharing no term never do."""
-        sc = self.scores(query)
+        return self.top_counts(Counter(query), k, exclude)
+
+    def top_counts(
+        self, query: Mapping[str, int], k: int, exclude: set[int] | frozenset[int] = frozenset()
+    ) -> list[int]:
+        """top() from the query's term counts."""
+        sc = self.scores_counts(query)
         for d in exclude:
             sc.pop(d, None)
         return [d for d, _ in heapq.nlargest(k, sc.items(), key=lambda ds: (ds[1], -ds[0]))]

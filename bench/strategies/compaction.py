@@ -69,6 +69,7 @@ class CompactionStrategy:
         self.msgs: list[Msg] = []
         self._segs: list[Segment] = []  # self.msgs as prompt segments
         self._tokens = 0  # summary + messages
+        self._summary_seg: tuple[tuple[str, int, str], Segment] | None = None  # (source, segment) memo
         self._label: str | None = None
 
     # ---- protocol ---------------------------------------------------------------------------------------
@@ -168,7 +169,10 @@ class CompactionStrategy:
         segs = system_segments(self.ctx.system_prompt)
         if self.summary:
             key = f"compact:summary:{self.generation}"
-            segs.append(Segment("system", SUMMARY_PREFIX + self.summary, key, True, len(segs)))
+            src = (key, len(segs), self.summary)
+            if self._summary_seg is None or self._summary_seg[0] != src:  # (summaries are short: == is cheap)
+                self._summary_seg = (src, Segment("system", SUMMARY_PREFIX + self.summary, key, True, len(segs)))
+            segs.append(self._summary_seg[1])  # the same object until the next compaction
         segs.extend(self._segs)
         # breakpoint on the last message, as a cache-aware agent moves it each turn
         segs.append(Segment(new.role, new.text, new.key, True, self._base() + len(self.msgs)))

@@ -4,6 +4,7 @@ its token count, serialisable for checkpoints."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from datetime import datetime
 from typing import Any, Callable, Iterator
 
@@ -62,8 +63,36 @@ def turn_msgs(turn: ReplayTurn, count: Callable[[str], int], user: Msg | None = 
 
 
 def system_segments(system_prompt: str) -> list[Segment]:
-    """The Actor's system prompt as the first message (a cache breakpoint), or nothing when it is empty."""
-    return [Segment("system", system_prompt, "sys", True, 0)] if system_prompt else []
+    """The Actor's system prompt as the first message (a cache breakpoint), or nothing when it is empty.
+
+    A fresh list, but always the same Segment object for the same text, so consecutive prompts share it
+    (bench.prompt reuses the rendering of a prompt's identical leading segments)."""
+    return [_system_segment(system_prompt)] if system_prompt else []
+
+
+@lru_cache(maxsize=64)
+def _system_segment(system_prompt: str) -> Segment:
+    return Segment("system", system_prompt, "sys", True, 0)
+
+
+class SegmentCache:
+    """Segment objects by (role, key, breakpoint, message index), reused while their text is unchanged, so
+    a strategy that rebuilds its prompt every turn still hands the same objects for unchanged parts."""
+
+    __slots__ = ("_segs",)
+
+    def __init__(self) -> None:
+        self._segs: dict[tuple[str, str, bool, int], Segment] = {}
+
+    def get(self, role: str, text: str, key: str, breakpoint: bool, index: int) -> Segment:
+        k = (role, key, breakpoint, index)
+        seg = self._segs.get(k)
+        if seg is None or seg.text != text:
+            seg = self._segs[k] = Segment(role, text, key, breakpoint, index)
+        return seg
+
+    def clear(self) -> None:
+        self._segs.clear()
 
 
 def question_text(question: str, question_date_str: str) -> str:

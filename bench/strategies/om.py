@@ -16,10 +16,10 @@ from datetime import datetime
 from typing import Any, Literal
 
 from bench.errors import ConfigError
-from bench.prompt import Prompt, Segment
+from bench.prompt import Prompt
 from bench.replay import ReplayTurn, as_utc
 from bench.strategies.base import StrategyContext, TurnResult, parse_params
-from bench.strategies.history import question_text, system_segments
+from bench.strategies.history import SegmentCache, question_text, system_segments
 from om_core.types import ContextMessage, Message
 
 
@@ -71,6 +71,7 @@ class OMStrategy:
         self.observer = ctx.model("observer", self.name)
         self.reflector = ctx.model("reflector", self.name)
         self._counts: dict[str, int] = {}  # messages stored per thread, for ids "<thread>-<k>"
+        self._segs = SegmentCache()
         self._open(None)
 
     def _open(self, state: dict[str, Any] | None) -> None:
@@ -133,11 +134,15 @@ class OMStrategy:
 
     # ---- rendering --------------------------------------------------------------------------------------
     def _prompt(self, messages: list[ContextMessage], new: Message) -> Prompt:
-        prompt = Prompt(segments=system_segments(self.ctx.system_prompt))
+        # One segment (and chat message) per context message. Segment objects are reused across turns while
+        # unchanged (self._segs), so the rendering and the simulators skip the unchanged prefix.
+        segs = system_segments(self.ctx.system_prompt)
+        get = self._segs.get
         for i, m in enumerate(messages):
-            prompt.add(m.role, m.content, key=m.key or f"om:{i}", breakpoint=m.breakpoint)
+            segs.append(get(m.role, m.content, m.key or f"om:{i}", m.breakpoint, len(segs)))
         if not messages or messages[-1].content != new.content:
-            prompt.add("user", new.content, key=f"msg:{new.id}")  # engines that leave the new message to the caller
-        last = prompt.segments[-1]  # the engine's breakpoints, plus the last message (moved each turn)
-        prompt.segments[-1] = Segment(last.role, last.text, last.key, True, last.message_index)
-        return prompt
+            # engines that leave the new message to the caller
+            segs.append(get("user", new.content, f"msg:{new.id}", False, len(segs)))
+        last = segs[-1]  # the engine's breakpoints, plus the last message (moved each turn)
+        segs[-1] = get(last.role, last.text, last.key, True, last.message_index)
+        return Prompt(segments=segs)

@@ -22,8 +22,8 @@ from bench.errors import ConfigError
 from bench.prompt import Prompt, Segment
 from bench.replay import ReplayTurn
 from bench.strategies.base import StrategyContext, TurnResult, parse_params
-from bench.strategies.bm25 import BM25Index, tokenize
-from bench.strategies.history import Msg, question_text, system_segments, turn_msgs, user_msg
+from bench.strategies.bm25 import BM25Index, term_counts, tokenize
+from bench.strategies.history import Msg, SegmentCache, question_text, system_segments, turn_msgs, user_msg
 
 MEMORY_HEADER = (
     "Relevant memories from earlier conversations with this user, oldest first. Each starts with the date "
@@ -68,6 +68,7 @@ class RagStrategy:
         self._lib: Any = None  # rank_bm25 index, rebuilt lazily
         self._vecs: dict[str, Any] = {}
         self._doc_segs: dict[tuple[int, bool], Segment] = {}
+        self._segs = SegmentCache()
         self._label: str | None = None
         self._cur: list[tuple[int, list[Msg]]] = []  # (doc id or -1, messages) per round of the current session
         self._last_ids: list[int] = []
@@ -132,7 +133,7 @@ class RagStrategy:
     def _index(self, doc: str) -> int:
         self.docs.append(doc)
         if self.p.retriever == "bm25":
-            self._bm25.add(tokenize(doc, self.p.stopwords))
+            self._bm25.add_counts(term_counts(doc, self.p.stopwords))
         elif self.p.retriever == "rank_bm25":
             self._terms.append(tokenize(doc, self.p.stopwords))
         return len(self.docs) - 1
@@ -142,7 +143,7 @@ class RagStrategy:
         if not self.docs:
             return []
         if self.p.retriever == "bm25":
-            best = self._bm25.top(tokenize(query, self.p.stopwords), self.top_k, exclude)
+            best = self._bm25.top_counts(term_counts(query, self.p.stopwords), self.top_k, exclude)
         elif self.p.retriever == "rank_bm25":
             best = self._lib_top(tokenize(query, self.p.stopwords), exclude)
         else:
@@ -183,12 +184,13 @@ class RagStrategy:
         segs = system_segments(self.ctx.system_prompt)
         if ids:
             idx = len(segs)
-            segs.append(Segment("system", MEMORY_HEADER, "rag:header", False, idx))
+            segs.append(self._segs.get("system", MEMORY_HEADER, "rag:header", False, idx))
             for i in ids[:-1]:
                 segs.append(self._doc_segment(i, idx, False))
             segs.append(self._doc_segment(ids[-1], idx, True))
         idx = (segs[-1].message_index + 1) if segs else 0
-        segs.extend(Segment(m.role, m.text, m.key, False, idx + n) for n, m in enumerate(window))
+        get = self._segs.get  # the same objects while a message keeps its position
+        segs.extend(get(m.role, m.text, m.key, False, idx + n) for n, m in enumerate(window))
         segs.append(Segment(new.role, new.text, new.key, True, idx + len(window)))
         return Prompt(segments=segs, meta={"retrieved": len(ids)})
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import random
+from typing import Callable
 
 import pytest
 
 from bench.cachesim.trie import common_prefix
-from bench.prompt import Prompt, set_tokenizer
+from bench.prompt import Prompt, encode_incremental, set_tokenizer
 from om_core.tokens import default_counter
-from tests.cachesim.helpers import W, prompt
+from tests.cachesim.helpers import W, prompt, word_tokenizer
 
 
 def test_default_tokenizer_counts_repeated_a() -> None:
@@ -90,3 +91,65 @@ def test_memo_is_not_data() -> None:
     assert set(dataclasses.asdict(p)) == {"segments", "meta"}
     q = pickle.loads(pickle.dumps(p))
     assert "_units_memo" not in q.__dict__ and q == p and q.token_count == 4
+
+
+def _tiktoken() -> Callable[[str], tuple[int, ...]]:
+    from om_core.tokens import get_encoding
+
+    enc = get_encoding("o200k_base")
+    return lambda text: tuple(enc.encode(text, disallowed_special=()))
+
+
+def test_incremental_encoding_equals_full_encoding_on_random_edits() -> None:
+    encode = _tiktoken()
+    rng = random.Random(3)
+    alphabet = list("abcXYZ \n\n\t.,:;'!?-/()[]<>\"0123456789")
+    alphabet += ["é", "日本", "🔴", "\r\n", "  ", "\n\n", "'s", "'ll", "—"]
+    used = 0
+    for _ in range(4000):
+        old = "".join(rng.choice(alphabet) for _ in range(rng.randrange(5, 300)))
+        k = rng.randrange(len(old) + 1)
+        tail = old[k + rng.randrange(10) :] if rng.random() < 0.3 else ""
+        new = old[:k] + "".join(rng.choice(alphabet) for _ in range(rng.randrange(50))) + tail
+        ids = encode_incremental(old, encode(old), new, encode, min_cut=0)
+        if ids is not None:
+            used += 1
+            assert ids == encode(new), (old, new)
+    assert used > 1000
+
+
+def test_incremental_encoding_of_a_growing_block_and_its_use_in_rendering() -> None:
+    encode = _tiktoken()
+    rng = random.Random(5)
+    words = ["User", "said", "they", "bought", "a", "bike", "on", "Mar", "3", "2023", "(9:12", "AM):", "’s", "—", "🔴"]
+
+    def conv(i: int) -> str:
+        lines = [" ".join(rng.choice(words) for _ in range(rng.randrange(3, 25))) for _ in range(rng.randrange(3, 12))]
+        return f'<other-conversation id="c{i}">\n' + "\n".join(lines) + "\n</other-conversation>"
+
+    block = "<other-conversations>\n" + "\n\n".join(conv(i) for i in range(60))
+    text = block + "\n</other-conversations>"
+    assert encode_incremental(text, encode(text), text + "x", encode) is not None
+    for i in range(60, 70):  # the block grows at its end, as om's OTHER-conversations block does
+        block += "\n\n" + conv(i)
+        new = block + "\n</other-conversations>"
+        got = encode_incremental(text, encode(text), new, encode)
+        assert got is not None and got == encode(new)
+        text = new
+        p = Prompt()
+        p.add("system", "sys")
+        p.add("user", text, key="om:other")
+        assert p.units()[-1].ids == encode(text)  # the rendering (incremental after the first) is exact
+
+
+@pytest.mark.usefixtures("words")
+def test_segment_memo_is_bounded_by_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    import bench.prompt as bp
+
+    monkeypatch.setattr(bp, "_SEG_MEMO_MAX_TOKENS", 100)
+    for i in range(50):
+        p = prompt(("user", W(f"t{i}-", 30)))
+        assert p.token_count == 31
+        assert bp._seg_memo_tokens == sum(len(v[1]) for v in bp._SEG_MEMO.values()) <= 100
+    again = prompt(("user", W("t0-", 30)))  # evicted long ago: rendered again, same ids
+    assert again.units()[1].ids == word_tokenizer(W("t0-", 30)) and again.token_count == 31

@@ -92,3 +92,15 @@ def test_cost_counts_prefill_only_by_default() -> None:
     p = prompt(("user", W("u", 39)))
     sim.observe(0, p)
     assert sim.observe(1, p).cost_usd == pytest.approx(8e-6)  # 40 - 32 cached; reads cost 0
+
+
+def test_block_hashes_reused_from_a_replaced_unit_equal_fresh_ones() -> None:
+    # a long unit that grows (or changes) near its end, after a shared prefix, as om's OTHER block does
+    sim = make_simulator("vllm", block_size=4)
+    body = W("o", 90)
+    for step in range(6):
+        p = prompt(("system", W("s", 7)), ("user", body), ("user", W("q", 5, start=step)))
+        hashes, n = sim.block_hashes(p)
+        fresh = make_simulator("vllm", block_size=4).block_hashes(p)
+        assert (hashes, n) == fresh
+        body = body[: len(body) - 3 * step] + " " + W("x", 11, start=10 * step)  # edit the end, then grow

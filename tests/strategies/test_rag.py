@@ -141,3 +141,14 @@ async def test_state_round_trip():
         a = await s.question_prompt("violin2", view.question_date, view.question_date_str)
         b = await s2.question_prompt("violin2", view.question_date, view.question_date_str)
         assert a.segments == b.segments and retrieved_keys(a)
+
+
+def test_term_counts_equal_counter_of_tokenize():
+    from collections import Counter
+
+    from bench.strategies.bm25 import term_counts, tokenize
+
+    text = "The user said: I bought 3 bikes, and the bikes were red! Don't you think it's great? The END the"
+    for stop in (True, False):
+        a, b = term_counts(text, stop), Counter(tokenize(text, stop))
+        assert a == b and list(a) == list(b)  # same counts, same order (the index's histogram order)

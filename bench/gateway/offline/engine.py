@@ -45,11 +45,15 @@ def run_role(role: str, messages: list[dict[str, Any]], params: dict[str, Any] |
 
 
 def chat_prompt_tokens(messages: list[dict[str, Any]]) -> int:
-    """o200k count of the request as OpenAI bills chat: content tokens + 3 per message + 3."""
+    """o200k count of the request as OpenAI bills chat: content tokens + 3 per message + 3.
+
+    Counted as len(encode(text)) (equal to count_string) because encode's memo is the one prompt rendering
+    and the strategies use: the messages of a background call were mostly tokenised already (history a
+    summariser condenses) or will be right after (the cache simulators render the same request)."""
     from om_core.tokens import default_counter
 
-    count = default_counter().count_string
-    return sum(count(text_of(m)) + 3 for m in messages) + 3
+    encode = default_counter().encode
+    return sum(len(encode(text_of(m))) + 3 for m in messages) + 3
 
 
 def completion_tokens(text: str) -> int:

@@ -25,6 +25,7 @@ _M31_DATE = re.compile(r"^([A-Z][a-z]{2,8})\.? (\d{1,2}),? (\d{4}):\s*$")
 _M31_LINE = re.compile(
     r"^(User|Assistant|System|Reasoning|Tool (?:Call|Result|Error|Denied) [^\s(:]+)(?: \(([^)\n]*)\))?: ?(.*)$")
 _THREAD_RE = re.compile(r"<thread id=\"([^\"]*)\">(.*?)</thread>", re.S)
+_SEPARATOR = re.compile(r"\n*-{3,}\s*$")
 
 
 @dataclass
@@ -99,7 +100,7 @@ def _parse_m11(history: str) -> list[HistMessage]:
     for k, h in enumerate(heads):
         end = heads[k + 1].start() if k + 1 < len(heads) else len(history)
         body = history[h.end():end].strip()
-        body = re.sub(r"\n*-{3,}\s*$", "", body).strip()  # the separator before the next block
+        body = _SEPARATOR.sub("", body).strip()  # the separator before the next block
         stamp = h.group(2)
         # the time is after the date ("Jan 5, 2026, 2:30 PM"); search after the year to skip day numbers
         ym = _DATE_RE.search(stamp)

@@ -36,6 +36,12 @@ _PRONOUNS = [
     (r"\b[Ww]e're\b", "they're"), (r"\b[Ww]e've\b", "they've"), (r"\b[Ww]e'll\b", "they'll"),
     (r"\b[Ww]e\b", "they"), (r"\b[Oo]ur\b", "their"), (r"\bours\b", "theirs"), (r"\bus\b", "them"),
 ]
+_PRONOUN_RES = [(re.compile(pat), rep) for pat, rep in _PRONOUNS]
+# a word any of the _PRONOUNS patterns needs (case-sensitively, as they match)
+_ANY_PRONOUN = re.compile(r"\b(?:I|myself|my|My|me|mine|[Ww]e|[Ww]e're|[Ww]e've|[Ww]e'll|[Oo]ur|ours|us)\b")
+_MARKUP = re.compile(r"[*_`#]+")
+_SPACES = re.compile(r"\s+")
+_HEAD_CUT = re.compile(r":\s| - | – ")
 _DISCOURSE = re.compile(r"^(?:by the way|btw|actually|also|anyway|oh|well|so|and|but|plus|speaking of which|"
                         r"on another note|oh and)\b[,:]?\s*", re.I)
 _QUESTION_START = re.compile(
@@ -55,13 +61,15 @@ MAX_ITEMS = 4
 
 
 def _clean(s: str) -> str:
-    s = re.sub(r"[*_`#]+", "", s)  # markdown emphasis and headings
-    return re.sub(r"\s+", " ", s).strip()
+    s = _MARKUP.sub("", s)  # markdown emphasis and headings
+    return _SPACES.sub(" ", s).strip()
 
 
 def third_person(s: str) -> str:
-    for pat, rep in _PRONOUNS:
-        s = re.sub(pat, rep, s)
+    if not _ANY_PRONOUN.search(s):  # (most sentences have none: skip the 19 substitutions)
+        return s
+    for pat, rep in _PRONOUN_RES:
+        s = pat.sub(rep, s)
     return s
 
 
@@ -118,26 +126,36 @@ def _user_lines(m: HistMessage, asked_icon: str) -> list[str]:
 
 def _assistant_lines(m: HistMessage) -> list[str]:
     stamp = _stamp(m)
-    items: list[str] = []
-    prose: list[str] = []
+    items: list[str] = []  # the first MAX_ITEMS list items (the only ones shown)
+    # The first informative (5+ words) prose sentence that carries a number or a name, else the first
+    # informative one: greetings rarely carry either. Sentences after the pick are not cleaned at all.
+    picked: str | None = None
+    first_informative = ""
     for raw in m.text.splitlines():
         li = _LIST_ITEM.match(raw)
         if li:
-            head = _clean(li.group(1))
-            head = re.split(r":\s| - | – ", head, maxsplit=1)[0] if len(head.split()) > 12 else head
-            if head:
-                items.append(truncate_words(head, 8))
-        elif raw.strip() and not raw.lstrip().startswith("#"):
-            prose.extend(_clean(s) for s in sentences(raw))
-    informative = [s for s in prose if len(s.split()) >= 5]
-    # prefer the first sentence that carries a number or a name: greetings rarely do
-    first = next((s for s in informative if has_number_or_name(s)), informative[0] if informative else "")
+            if len(items) < MAX_ITEMS:
+                head = _clean(li.group(1))
+                head = _HEAD_CUT.split(head, maxsplit=1)[0] if len(head.split()) > 12 else head
+                if head:
+                    items.append(truncate_words(head, 8))
+        elif picked is None and raw.strip() and not raw.lstrip().startswith("#"):
+            for sent in sentences(raw):
+                c = _clean(sent)
+                if len(c.split()) >= 5:
+                    first_informative = first_informative or c
+                    if has_number_or_name(c):
+                        picked = c
+                        break
+        elif picked is not None and len(items) >= MAX_ITEMS:
+            break
+    first = picked if picked is not None else first_informative
     lines: list[str] = []
     if first:
         lines.append(f"* 🟡 {stamp} Assistant said: {truncate_words(first, 25).rstrip('.')}")
     elif items:
         lines.append(f"* 🟡 {stamp} Assistant listed:")
-    lines += [f"  * -> {it}" for it in items[:MAX_ITEMS]]
+    lines += [f"  * -> {it}" for it in items]
     return lines
 
 

@@ -19,6 +19,8 @@ _LEVEL_WORDS = [
     (2, "AGGRESSIVE COMPRESSION"),
     (1, "COMPRESSION REQUIRED"),
 ]
+_RULE_LINE = re.compile(r"^[ \t]*-{3,}[ \t]*$", re.M)
+_LINE_PREFIX = re.compile(r"^[*\-\s]*(?:[🔴🟡🟢✅]\s*)?(?:\(\d{1,2}:\d{2}\)\s*)?")
 _OBS_RE = re.compile(r"^[ \t]*<observations>(.*?)^[ \t]*</observations>", re.S | re.M)
 
 
@@ -53,7 +55,7 @@ def observations_to_reflect(user_text: str) -> str:
     i = user_text.find(REFLECT_HEADER)
     text = user_text[i + len(REFLECT_HEADER):] if i >= 0 else user_text
     # the prompt closes the block with a `---` line, then the request to condense and any guidance
-    cut = re.search(r"^[ \t]*-{3,}[ \t]*$", text, re.M)
+    cut = _RULE_LINE.search(text)
     if cut:
         text = text[: cut.start()]
     m = _OBS_RE.search(text)
@@ -81,7 +83,7 @@ def _kind(line: str) -> str:
 
 def _signature(line: str) -> str:
     # emoji, time stamp and bullet do not make a line different
-    return re.sub(r"^[*\-\s]*(?:[🔴🟡🟢✅]\s*)?(?:\(\d{1,2}:\d{2}\)\s*)?", "", line.strip()).lower()
+    return _LINE_PREFIX.sub("", line.strip()).lower()
 
 
 def _truncate(line: str, max_chars: int) -> str:

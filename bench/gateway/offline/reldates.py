@@ -18,6 +18,29 @@ _NUM = r"\d+|" + "|".join(
 _UNIT = r"day|week|month|year"
 
 
+# The relative phrases, in priority order (at equal positions the earlier one wins); callbacks in _rules.
+_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORECASE) for p in (
+    r"\bthe day before yesterday\b",
+    r"\byesterday\b",
+    r"\btomorrow\b",
+    rf"\b(last|this past|past) ({_WD})\b",
+    rf"\bnext ({_WD})\b",
+    rf"\bthis (?:coming )?({_WD})\b",
+    r"\blast weekend\b",
+    r"\bthis weekend\b",
+    r"\blast week\b",
+    r"\bnext week\b",
+    r"\blast month\b",
+    r"\bnext month\b",
+    r"\blast year\b",
+    r"\bnext year\b",
+    rf"\b({_NUM}|a couple of)\s+({_UNIT})s?\s+ago\b",
+    rf"\bin\s+({_NUM}|a couple of)\s+({_UNIT})s?\b",
+))
+# Any of them: one search rules out the (usual) text that has no relative phrase at all.
+_ANY = re.compile("|".join(f"(?:{p.pattern})" for p in _PATTERNS), re.IGNORECASE)
+
+
 def _shift_months(d: date, months: int) -> date:
     y, m = divmod(d.month - 1 + months, 12)
     year, month = d.year + y, m + 1
@@ -79,29 +102,30 @@ def _rules(d: date) -> list[tuple[re.Pattern[str], object]]:
     def ahead(m: re.Match[str]) -> str:
         return fmt_date(_shift(d, _num(m.group(1)), m.group(2).lower()))
 
-    flags = re.IGNORECASE
-    return [
-        (re.compile(r"\bthe day before yesterday\b", flags), lambda _: fmt_date(d - timedelta(days=2))),
-        (re.compile(r"\byesterday\b", flags), lambda _: fmt_date(d - timedelta(days=1))),
-        (re.compile(r"\btomorrow\b", flags), lambda _: fmt_date(d + timedelta(days=1))),
-        (re.compile(rf"\b(last|this past|past) ({_WD})\b", flags), last_wd),
-        (re.compile(rf"\bnext ({_WD})\b", flags), next_wd),
-        (re.compile(rf"\bthis (?:coming )?({_WD})\b", flags), this_wd),
-        (re.compile(r"\blast weekend\b", flags), last_weekend),
-        (re.compile(r"\bthis weekend\b", flags), this_weekend),
-        (re.compile(r"\blast week\b", flags), lambda _: _week_of(monday - timedelta(days=7))),
-        (re.compile(r"\bnext week\b", flags), lambda _: _week_of(monday + timedelta(days=7))),
-        (re.compile(r"\blast month\b", flags), lambda _: _month_name(_shift_months(d.replace(day=1), -1))),
-        (re.compile(r"\bnext month\b", flags), lambda _: _month_name(_shift_months(d.replace(day=1), 1))),
-        (re.compile(r"\blast year\b", flags), lambda _: str(d.year - 1)),
-        (re.compile(r"\bnext year\b", flags), lambda _: str(d.year + 1)),
-        (re.compile(rf"\b({_NUM}|a couple of)\s+({_UNIT})s?\s+ago\b", flags), ago),
-        (re.compile(rf"\bin\s+({_NUM}|a couple of)\s+({_UNIT})s?\b", flags), ahead),
-    ]
+    return list(zip(_PATTERNS, (
+        lambda _: fmt_date(d - timedelta(days=2)),
+        lambda _: fmt_date(d - timedelta(days=1)),
+        lambda _: fmt_date(d + timedelta(days=1)),
+        last_wd,
+        next_wd,
+        this_wd,
+        last_weekend,
+        this_weekend,
+        lambda _: _week_of(monday - timedelta(days=7)),
+        lambda _: _week_of(monday + timedelta(days=7)),
+        lambda _: _month_name(_shift_months(d.replace(day=1), -1)),
+        lambda _: _month_name(_shift_months(d.replace(day=1), 1)),
+        lambda _: str(d.year - 1),
+        lambda _: str(d.year + 1),
+        ago,
+        ahead,
+    )))
 
 
 def resolve_relative(text: str, when: date) -> str | None:
     """The date meant by the first relative phrase in `text`, e.g. 'Mar 2, 2026', or None."""
+    if not _ANY.search(text):
+        return None
     best: tuple[int, str] | None = None
     for pattern, fn in _rules(when):
         m = pattern.search(text)

@@ -16,6 +16,8 @@ STOPWORDS = frozenset(
 )
 
 _WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_DIGIT = re.compile(r"\d")
+_NAME = re.compile(r"(?<=[a-z,;:] )[A-Z][a-zA-Z]+")
 _SENT_RE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9*#-])")
 
 NUMBER_WORDS = {
@@ -108,7 +110,7 @@ def fmt_date(d: date | datetime) -> str:
 
 
 def has_number_or_name(sentence: str) -> bool:
-    if re.search(r"\d", sentence):
+    if _DIGIT.search(sentence):
         return True
     # a capitalised word that is not the first word of the sentence: a likely name
-    return bool(re.search(r"(?<=[a-z,;:] )[A-Z][a-zA-Z]+", sentence))
+    return bool(_NAME.search(sentence))
