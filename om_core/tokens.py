@@ -49,12 +49,17 @@ def get_encoding(name: str = "o200k_base") -> tiktoken.Encoding:
 class TokenCounter:
     """Counts tokens of strings and chat messages; results memoised by content (LRU, bounded)."""
 
-    def __init__(self, encoding: str = "o200k_base", max_entries: int = 200_000) -> None:
+    def __init__(self, encoding: str = "o200k_base", max_entries: int = 200_000, max_chars: int = 32_000_000) -> None:
         self.encoding_name = encoding
         self._enc = get_encoding(encoding)
         self._memo: OrderedDict[str, int] = OrderedDict()
         self._ids: OrderedDict[str, tuple[int, ...]] = OrderedDict()
         self._max = max_entries
+        # Bounded by characters too: long texts (a growing OTHER-conversations block, a whole history) would
+        # otherwise keep hundreds of MB alive across a long benchmark.
+        self._max_chars = max_chars
+        self._memo_chars = 0
+        self._ids_chars = 0
         self._lock = threading.Lock()
 
     def encode(self, text: str) -> tuple[int, ...]:
@@ -65,9 +70,12 @@ class TokenCounter:
                 return hit
         ids = tuple(self._enc.encode(text, disallowed_special=()))
         with self._lock:
+            if text not in self._ids:
+                self._ids_chars += len(text)
             self._ids[text] = ids
-            if len(self._ids) > self._max // 4:
-                self._ids.popitem(last=False)
+            while self._ids and (len(self._ids) > self._max // 4 or self._ids_chars > self._max_chars):
+                old, _ = self._ids.popitem(last=False)
+                self._ids_chars -= len(old)
         return ids
 
     def count_string(self, text: str) -> int:
@@ -78,11 +86,15 @@ class TokenCounter:
             if hit is not None:
                 self._memo.move_to_end(text)
                 return hit
-        n = len(self._enc.encode(text, disallowed_special=()))
+            ids = self._ids.get(text)  # already encoded for a prompt: never tokenise the same text twice
+        n = len(ids) if ids is not None else len(self._enc.encode(text, disallowed_special=()))
         with self._lock:
+            if text not in self._memo:
+                self._memo_chars += len(text)
             self._memo[text] = n
-            if len(self._memo) > self._max:
-                self._memo.popitem(last=False)
+            while self._memo and (len(self._memo) > self._max or self._memo_chars > self._max_chars):
+                old, _ = self._memo.popitem(last=False)
+                self._memo_chars -= len(old)
         return n
 
     def decode(self, ids: Iterable[int]) -> str:

@@ -40,10 +40,18 @@ class OMParams:
     config: dict | None = None  # further top-level OMConfig knobs (temporal_markers, activate_after_idle, ...)
 
 
-def om_config_dict(p: OMParams, actor_model: str) -> dict[str, Any]:
+def om_config_dict(p: OMParams, actor_model: str, observer_model: str | None = None,
+                   reflector_model: str | None = None) -> dict[str, Any]:
     obs: dict[str, Any] = {"message_tokens": p.message_tokens, **(p.observation or {})}
     if p.buffer_tokens is not None:
         obs["buffer_tokens"] = p.buffer_tokens
+    refl: dict[str, Any] = {"observation_tokens": p.observation_tokens, **(p.reflection or {})}
+    # the engine's model-dependent rules (the Reflector's start level is 2 for gemini-2.5-flash, else 1) must
+    # see the models actually called through the gateway
+    if observer_model:
+        obs.setdefault("model", observer_model)
+    if reflector_model:
+        refl.setdefault("model", reflector_model)
     return {
         "profile": p.profile,
         "scope": p.scope,
@@ -51,7 +59,7 @@ def om_config_dict(p: OMParams, actor_model: str) -> dict[str, Any]:
         "actor_model": actor_model,
         **(p.config or {}),
         "observation": obs,
-        "reflection": {"observation_tokens": p.observation_tokens, **(p.reflection or {})},
+        "reflection": refl,
     }
 
 
@@ -64,12 +72,14 @@ class OMStrategy:
 
         self.p = parse_params(OMParams, params, self.name)
         self.ctx = ctx
-        try:
-            self.config = OMConfig.from_dict(om_config_dict(self.p, ctx.actor_model))
-        except (ValueError, TypeError) as exc:
-            raise ConfigError(f"strategies.om.params: {exc}") from None
         self.observer = ctx.model("observer", self.name)
         self.reflector = ctx.model("reflector", self.name)
+        try:
+            self.config = OMConfig.from_dict(om_config_dict(
+                self.p, ctx.actor_model, getattr(self.observer, "model_name", None),
+                getattr(self.reflector, "model_name", None)))
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"strategies.om.params: {exc}") from None
         self._counts: dict[str, int] = {}  # messages stored per thread, for ids "<thread>-<k>"
         self._segs = SegmentCache()
         self._open(None)

@@ -70,3 +70,17 @@ def test_memoised_by_content(monkeypatch):
     first = calls
     counter.count_messages(history + [Message("x", "user", "one more", T)])
     assert first == 50 and calls == 51  # only the new message is tokenised
+
+
+def test_memos_are_bounded_by_characters_and_stay_exact() -> None:
+    from om_core.tokens import TokenCounter
+
+    c = TokenCounter(max_chars=10_000)
+    texts = [f"block {i} " + "word " * 400 for i in range(20)]  # ~2k chars each
+    expected = [len(c._enc.encode(t)) for t in texts]
+    assert [c.count_string(t) for t in texts] == expected
+    assert [len(c.encode(t)) for t in texts] == expected
+    assert c._memo_chars <= 10_000 and c._ids_chars <= 10_000
+    assert sum(map(len, c._memo)) == c._memo_chars and sum(map(len, c._ids)) == c._ids_chars
+    assert len(c._memo) < 20 and len(c._ids) < 20  # old entries were evicted
+    assert c.count_string(texts[0]) == expected[0]  # recomputed after eviction, still exact

@@ -117,3 +117,14 @@ def test_bad_om_params_are_config_errors():
         om({"profile": "m20"})
     with pytest.raises(ConfigError, match="message_tokens"):
         om({"message_tokens": "many"})
+
+
+def test_reflector_start_level_follows_the_gateway_model() -> None:
+    from bench.strategies.om import OMParams, om_config_dict
+    from om_core.config import OMConfig
+    from om_core.reflector import compression_start_level
+
+    gem = OMConfig.from_dict(om_config_dict(OMParams(), "gpt-4o", "gemini/gemini-2.5-flash", "gemini/gemini-2.5-flash"))
+    mini = OMConfig.from_dict(om_config_dict(OMParams(), "gpt-4o", "openai/gpt-4o-mini", "openai/gpt-4o-mini"))
+    assert compression_start_level(gem.reflector_model) == 2
+    assert compression_start_level(mini.reflector_model) == 1
