@@ -19,7 +19,7 @@ from datetime import datetime
 
 from bench.cachesim.base import CacheResult
 from bench.cachesim.common import Pricing, check_positive, lookup_by_model, result, to_seconds
-from bench.cachesim.trie import EntryNode, Node, Walks, prune_unless_any
+from bench.cachesim.trie import EntryNode, Node, Walks, prune_unless_any, stream_state
 from bench.prompt import Prompt
 
 # Minimum cacheable prefix by model (anthropic-sdk-python#1194; litellm docs for Opus 4.7 and Opus 5).
@@ -102,13 +102,7 @@ class AnthropicSimulator:
         cfg = self.config
         now = to_seconds(t)
         units = prompt.units()
-        key = (model, stream)
-        root = self._roots.get(key)
-        if root is None:
-            root = self._roots[key] = Node()
-        w = self._walks.get(key)
-        if w is None:
-            w = self._walks[key] = _Walk()
+        root, w = stream_state(self._roots, self._walks, (model, stream), _Walk)
         # Nodes leave the trie only when pruned (and pruning drops every walk), so the previous prompt's
         # nodes for the shared units are still their trie path; equal units carry equal breakpoint flags.
         k = w.shared(units)

@@ -15,7 +15,8 @@ from datetime import datetime
 
 from bench.cachesim.base import CacheResult
 from bench.cachesim.common import Pricing, check_positive, lookup_by_model, result, to_seconds
-from bench.cachesim.trie import INF, Node, TimedNode, Walks, match_from, prune
+from bench.cachesim.trie import INF, Node, TimedNode, Walks, match_from, prune, stream_state
+from bench.prompt import Prompt
 
 # Cached-input price / input price, by model family (litellm 1.110.2 cost map, spec C.1).
 READ_MULTIPLIERS: tuple[tuple[str, float], ...] = (
@@ -110,13 +111,7 @@ class OpenAISimulator:
         else:
             self._t_max = now
         units = prompt.units()
-        key = (model, stream)
-        root = self._roots.get(key)
-        if root is None:
-            root = self._roots[key] = Node()
-        w = self._walks.get(key)
-        if w is None:
-            w = self._walks[key] = _Walk()
+        root, w = stream_state(self._roots, self._walks, (model, stream), _Walk)
         # The previous prompt of this stream walked (and refreshed) path[:k] at w.t. Along that path `born`
         # never decreases with depth (a revived node loses its children), so its live part is a prefix:
         # nothing if w.t is idle-expired, else up to the first node past its max lifetime. Dead or pruned

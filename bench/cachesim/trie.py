@@ -8,7 +8,7 @@ Nodes reference the unit's id tuple (the tokenizer's memo), so token ids are nev
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from bench.prompt import Unit, common_len
 
@@ -216,3 +216,17 @@ def prune_unless_any(root: Node, pred: Callable[[Node], bool]) -> None:
         for k in dead:
             del node.children[k]
         wanted[id(node)] = keep
+
+
+W = TypeVar("W")
+
+
+def stream_state(roots: dict, walks: dict, key: tuple[str, str], walk_factory: Callable[[], W]) -> tuple[Node, W]:
+    """The trie root and the last-prompt walk of one (model, stream), created on first use."""
+    root = roots.get(key)
+    if root is None:
+        root = roots[key] = Node()
+    w = walks.get(key)
+    if w is None:
+        w = walks[key] = walk_factory()
+    return root, w

@@ -44,7 +44,7 @@ def run_job(cfg: Any) -> list[RunOutcome]:
 
 
 def open_store(root: RootCfg, multirun: bool, job_dir: Path | None):
-    from bench.store import ShardWriter, Store
+    from bench.store import Store
 
     if multirun and job_dir is not None:
         # jobs of a sweep may run in parallel processes: each writes Parquet shards, merged at the end
