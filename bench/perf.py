@@ -42,6 +42,7 @@ class StrategyStats:
     background_calls: int = 0
     events: dict[str, int] = field(default_factory=dict)
     cached: dict[str, int] = field(default_factory=dict)  # per profile, Actor prompts (turns + question)
+    failed: list[str] = field(default_factory=list)  # "question_id: error" (a failed question never stops perf)
 
 
 @dataclass
@@ -78,6 +79,7 @@ class PerfReport:
             lines.append(
                 f"{name:<13}{st.seconds:>8.2f}{st.seconds / self.baseline_s if self.baseline_s else 0:>8.2f}"
                 f"{st.prompts:>9}{st.prompt_tokens / 1e6:>8.2f}{st.background_calls:>9}  {shares}  {ev}"
+                + (f"  FAILED {len(st.failed)}: {st.failed[0][:160]}" if st.failed else "")
             )
         if self.profile_text:
             lines += ["", self.profile_text]
@@ -189,7 +191,12 @@ async def run_perf(
     for inst in instances:
         for name, st in stats.items():
             t0 = time.perf_counter()
-            res = await replay_one(inst, name, (params or {}).get(name, {}), profiles, gateway)
+            try:
+                res = await replay_one(inst, name, (params or {}).get(name, {}), profiles, gateway)
+            except Exception as exc:  # as in the runner: one question's failure is recorded, not fatal
+                st.seconds += time.perf_counter() - t0
+                st.failed.append(f"{inst.question_id}: {type(exc).__name__}: {exc}")
+                continue
             st.seconds += time.perf_counter() - t0
             _accumulate(st, res)
     if prof:

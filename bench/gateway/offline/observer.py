@@ -180,9 +180,13 @@ def _task_lines(msgs: list[HistMessage]) -> tuple[str, str]:
     return f"Primary: respond to the user's request: {ask}", f"Answer the user's request about {topic}."
 
 
+_STAMP_RE = re.compile(r"\(\d{1,2}:\d{2}\)")
+
+
 def observe_messages(msgs: list[HistMessage], profile: str) -> list[str]:
     asked_icon = "🟡" if profile == "m11" else "🔴"
     lines: list[str] = []
+    seen: set[str] = set()  # an observer never repeats an observation (repeated chat lines would loop)
     current: date | None = None
     for m in msgs:
         if m.role == "reasoning" or not m.text.strip():
@@ -191,11 +195,18 @@ def observe_messages(msgs: list[HistMessage], profile: str) -> list[str]:
             current = m.day
             lines.append(f"Date: {fmt_date(m.day)}")
         if m.role == "user":
-            lines += _user_lines(m, asked_icon)
+            new = _user_lines(m, asked_icon)
         elif m.role == "assistant":
-            lines += _assistant_lines(m)
+            new = _assistant_lines(m)
         elif m.role == "tool":
-            lines += _tool_lines(m)
+            new = _tool_lines(m)
+        else:
+            new = []
+        for line in new:
+            body = _STAMP_RE.sub("", line).strip()
+            if body not in seen:
+                seen.add(body)
+                lines.append(line)
     return lines
 
 
