@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import cProfile
 import gc
-import hashlib
 import io
 import pstats
 import resource
@@ -24,6 +23,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from bench.cachesim import make_simulator
 from bench.data.schema import Instance
 from bench.ingest import question_call, replay_question
+from bench.runner.question import opaque_resource_id
 from bench.records import current_calls
 from bench.replay import build_timeline
 from bench.strategies import StrategyContext, make_strategy
@@ -126,7 +126,7 @@ async def replay_one(
         max_input_tokens=max_input_tokens,
         output_budget=output_budget,
         system_prompt="",
-        resource_id="r-" + hashlib.blake2b(inst.question.encode(), digest_size=6).hexdigest(),
+        resource_id=opaque_resource_id(inst),
     )
     s = make_strategy(strategy, dict(params), ctx)
     view = inst.oracle_view() if getattr(s, "uses_oracle_view", False) else inst.view()

@@ -11,7 +11,8 @@ from bench.config import RootCfg
 from bench.errors import ConfigError
 from bench.runner.checkpoint import CheckpointStore
 from bench.runner.keys import ingest_key, run_key, run_spec
-from bench.runner.manifest import git_state, now_iso, package_versions, scrub
+from bench.runner.manifest import git_state, now_iso, package_versions
+from bench.store.rows import scrub
 from bench.runner.progress import Progress
 from bench.runner.question import QuestionEnv, process_question
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 _PACKAGES = ("om-bench", "litellm", "tiktoken", "duckdb", "hydra-core", "pandas", "matplotlib", "rank-bm25")
-_SECRET_WORDS = ("api_key", "apikey", "secret", "token_value", "password", "authorization")
 
 
 def git_state(root: Path | None = None) -> dict[str, Any]:
@@ -31,15 +30,6 @@ def package_versions() -> dict[str, str | None]:
         except md.PackageNotFoundError:
             out[p] = None
     return out
-
-
-def scrub(obj: Any) -> Any:
-    """Drop anything that looks like a credential before it reaches disk."""
-    if isinstance(obj, dict):
-        return {k: ("***" if any(w in str(k).lower() for w in _SECRET_WORDS) else scrub(v)) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [scrub(v) for v in obj]
-    return obj
 
 
 def now_iso() -> str:

@@ -57,7 +57,7 @@ def _prompt_from_json(d: dict[str, Any]) -> Prompt:
     return Prompt(segments=[Segment(**s) for s in d["segments"]], meta=d.get("meta", {}))
 
 
-def _resource_id(inst: Instance) -> str:
+def opaque_resource_id(inst: Instance) -> str:
     # opaque: the question id (with its `_abs` marker) never reaches the system under test
     return "r-" + hashlib.blake2b(inst.question.encode(), digest_size=6).hexdigest()
 
@@ -77,7 +77,7 @@ async def ingest(inst: Instance, env: QuestionEnv) -> dict[str, Any]:
         max_input_tokens=cfg.model.actor_max_input_tokens,
         output_budget=cfg.answer.max_tokens,
         system_prompt=cfg.answer.system_prompt,
-        resource_id=_resource_id(inst),
+        resource_id=opaque_resource_id(inst),
     )
     params = dict(cfg.strategies[env.strategy_name].params)
     params.setdefault("method", cfg.answer.method)
