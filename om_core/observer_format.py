@@ -123,7 +123,7 @@ def _format_m31(messages: Sequence[Message], tz: tzinfo, counter: TokenCounter, 
         def stamp() -> str:
             # Only the first line at a new clock time carries it; later lines inherit.
             nonlocal last_clock
-            clock = clock_12h(when)
+            clock = clock_12h(when)  # noqa: B023 (called in the same iteration)
             if clock == last_clock:
                 return ""
             last_clock = clock

@@ -247,7 +247,7 @@ def _render(msgs: Sequence[Message], detail: str, counter: TokenCounter) -> tupl
     out, total, truncated = [], 0, False
     for m, items in plans:
         lines = []
-        for i, (kind, text, _full, budget) in enumerate(items):
+        for i, (_kind, text, _full, budget) in enumerate(items):
             hint = f'[truncated — call recall cursor="{m.id}" partIndex={i} detail="high"]'
             shown, used, cut = _cut(text, budget, counter, hint)
             truncated |= cut

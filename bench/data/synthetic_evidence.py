@@ -124,7 +124,7 @@ def single_session_assistant(rng: random.Random, qdate: datetime, variant: int, 
     if kind == 0:
         genre = rng.choice(F.GENRES)
         titles = [f"The {a} {n}" for a, n in zip(rng.sample(F.TITLE_ADJ, 3), rng.sample(F.TITLE_NOUN, 3))]
-        authors = [f"{f} {l}" for f, l in zip(rng.sample(F.AUTHOR_FIRST, 3), rng.sample(F.AUTHOR_LAST, 3))]
+        authors = [f"{first} {last}" for first, last in zip(rng.sample(F.AUTHOR_FIRST, 3), rng.sample(F.AUTHOR_LAST, 3))]
         ask = f"I'm choosing the next few picks for my book club. Could you suggest three {genre} novels?"
         reply = _listing(f"Here are three {genre} novels that tend to spark good discussions:",
                          [f"*{t}* by {au}: {rng.choice(F.BLURBS)}." for t, au in zip(titles, authors)],
@@ -211,6 +211,7 @@ def single_session_preference(rng: random.Random, qdate: datetime, variant: int,
 
 def multi_session(rng: random.Random, qdate: datetime, variant: int, abstain: bool) -> Evidence:
     kind = variant % 4
+    a: str | int  # LongMemEval answers are strings or integers
     k = rng.randint(2, 4)
     # at least four days apart, so "today"/"this week" in one mention never overlaps another
     offsets = sorted((w * 7 + rng.randint(0, 3) for w in rng.sample(range(1, 12), k)), reverse=True)
@@ -284,6 +285,7 @@ def temporal_reasoning(rng: random.Random, qdate: datetime, variant: int, abstai
 
 def knowledge_update(rng: random.Random, qdate: datetime, variant: int, abstain: bool) -> Evidence:
     kind = variant % 5
+    a: str | int  # LongMemEval answers are strings or integers
     old_day = rng.randint(40, 85)
     new_day = rng.randint(2, old_day - 10)
     if kind == 0:

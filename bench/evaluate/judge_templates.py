@@ -87,7 +87,7 @@ def _types_in(test: ast.AST) -> set[str]:
 def _mentions_abstention(test: ast.AST) -> tuple[bool, bool]:
     """(mentions 'abstention', negated) for tests like `abstention`, `not abstention`, `'_abs' in qid`."""
     negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-    inner = test.operand if negated else test
+    inner = test.operand if isinstance(test, ast.UnaryOp) and negated else test
     names = {n.id for n in ast.walk(inner) if isinstance(n, ast.Name)}
     consts = {n.value for n in ast.walk(inner) if isinstance(n, ast.Constant)}
     return ("abstention" in names or "_abs" in consts), negated

@@ -51,7 +51,7 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
         if line.strip():
             try:
                 out.append(json.loads(line))
-            except ValueError as exc:
+            except json.JSONDecodeError as exc:
                 raise DataError(f"{p}:{n}: not JSON ({exc.msg}); expected one JSON object per line") from exc
     return out
 

@@ -56,7 +56,7 @@ def sequence(seed: int = 7, turns: int = 160) -> Iterator[tuple[float, Prompt, s
         if kind < 0.55:  # history agent (full_context / compaction like)
             hist = history[window_start:]
             segs = list(base)
-            for k, s in enumerate(hist):
+            for _k, s in enumerate(hist):
                 if rng.random() < 0.03:  # an equal segment rebuilt as a new object
                     s = Segment(s.role, s.text, s.key, s.breakpoint, s.message_index)
                 segs.append(s)

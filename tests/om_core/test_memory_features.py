@@ -162,7 +162,7 @@ async def test_wait_idle_awaits_buffering():
     om = engine()
     msgs = synthetic_turns(4, words=400)
     buffered = None
-    for i, (at, user, assistant) in enumerate(msgs):
+    for i, (at, user, _assistant) in enumerate(msgs):
         ctx = await om.prepare_turn("r", "t", [Message(f"u{i}", "user", user, at)], at)
         if "buffer" in ctx.events:
             buffered = ctx

@@ -4,7 +4,6 @@ a dry run prints a per-role cost estimate priced with the configured real models
 from __future__ import annotations
 
 import duckdb
-import pytest
 
 from bench.runner.app import run_job
 from tests.runner.helpers import compose_cfg, ombench

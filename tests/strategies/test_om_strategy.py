@@ -4,7 +4,6 @@ from datetime import datetime, timezone
 import pytest
 
 from bench.cachesim import make_simulator
-from bench.cachesim.openai_cache import cacheable
 from bench.errors import ConfigError
 from bench.ingest import question_call, replay_question
 from bench.replay import build_timeline

@@ -1,5 +1,3 @@
-import pytest
-
 from bench.cli import main
 from bench.data.loader import load_dataset
 from bench.perf import STRATEGIES, measure
@@ -9,7 +7,7 @@ def test_measure_replays_every_strategy_and_profile_and_reports_a_ratio():
     ds = load_dataset("synthetic:n_per_type=1,haystack_tokens=1500")
     report = measure(ds.instances[:2], STRATEGIES, ("openai", "anthropic"), cpu_profile=5)
     assert set(report.strategies) == set(STRATEGIES)
-    for name, st in report.strategies.items():
+    for _name, st in report.strategies.items():
         assert st.questions == 2 and st.prompts > 2 and st.prompt_tokens > 0
         assert set(st.cached) == {"openai", "anthropic"}
     assert report.strategies["full_context"].prompts == report.strategies["rag"].prompts
