@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("export", help="write a run's hypotheses (and eval results) in the official JSONL format")
     p.add_argument("--db", required=True, help="DuckDB results file")
     p.add_argument("--run", required=True, help="run_key to export")
@@ -17,26 +18,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from bench.errors import UserError
     from bench.evaluate.official import eval_results_path, write_eval_results, write_hypotheses
-    from bench.store import Store
+    from bench.store import Results
 
-    store = Store(args.db, read_only=True)
-    try:
-        known = [r[0] for r in store.con.execute("SELECT run_key FROM runs ORDER BY run_key").fetchall()]
-        if args.run not in known:
+    with Results(args.db) as res:
+        run = res.run(args.run)
+        if run is None:
+            known = res.run_keys()
             raise UserError(f"run {args.run!r} not in {args.db}; known runs: {', '.join(known) or 'none'}")
-        cur = store.con.execute(
-            "SELECT question_id, hypothesis, label, judge_model FROM samples WHERE run_key = ? ORDER BY question_id",
-            [args.run],
-        )
-        rows = [dict(zip(("question_id", "hypothesis", "label", "judge_model"), r)) for r in cur.fetchall()]
-        judge = store.con.execute("SELECT judge_model FROM runs WHERE run_key = ?", [args.run]).fetchone()[0]
-    finally:
-        store.close()
+        rows = [dataclasses.asdict(s) for s in res.sample_rows(args.run)]
     n = write_hypotheses(rows, args.out)
     print(f"wrote {n} hypotheses to {args.out}")
     if args.eval_results:
         models = [r["judge_model"] for r in rows if r.get("judge_model")]
-        judge_model = max(set(models), key=models.count) if models else (judge or "gpt-4o-2024-08-06")
+        judge_model = max(set(models), key=models.count) if models else (run.judge_model or "gpt-4o-2024-08-06")
         out = eval_results_path(args.out, judge_model)
         m = write_eval_results(rows, out, judge_model)
         print(f"wrote {m} judged results to {out}")

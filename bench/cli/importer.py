@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("import", help="import an external system's .eval-results file as run external:NAME")
     p.add_argument("eval_results", help="official-format eval-results JSONL")
     p.add_argument("--ref", required=True, help="LongMemEval data file (JSON / JSON.xz) or dataset name")

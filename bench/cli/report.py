@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("report", help="write figures and a Markdown/HTML report from the DuckDB results")
     p.add_argument("--db", default="results/bench.duckdb", help="DuckDB results file (default results/bench.duckdb)")
     p.add_argument("--out", default="results/report", help="output folder (default results/report)")

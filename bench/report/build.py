@@ -7,13 +7,14 @@ import itertools
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from bench.errors import UserError
 from bench.evaluate.metrics import Acc, paired_compare
 from bench.report import figures as figs
 from bench.report.data import ReportData, load
 
-Block = tuple  # ("h", level, text) | ("p", text) | ("table", header, rows) | ("img", path, title)
+Block = tuple[Any, ...]  # ("h", level, text) | ("p", text) | ("table", header, rows) | ("img", path, title)
 
 
 @dataclass
@@ -40,12 +41,12 @@ def _headline(d: ReportData) -> list[Block]:
         hit = cache.get(r.run_key) if hasattr(cache, "get") else None
         cpc = cost.get(r.run_key)
         rows.append([
-            r.label, r.strategy, r.actor_model or "", f"{m.overall.n}" + (f" of {r.n_planned}" if r.n_planned else ""),
+            r.label, r.strategy, r.dataset or "", r.actor_model or "", f"{m.overall.n}" + (f" of {r.n_planned}" if r.n_planned else ""),
             _pct(m.overall, note), macro, _pct(m.abstention, note),
             "" if r.external or hit is None or hit != hit else f"{100 * hit:.1f}%",
             "" if r.external or cpc is None or cpc != cpc else f"${cpc:.4f}",
         ])
-    header = ["run", "strategy", "actor model", "judged", "overall (micro)", "task-averaged (macro)", "abstention",
+    header = ["run", "strategy", "dataset", "actor model", "judged", "overall (micro)", "task-averaged (macro)", "abstention",
               "cache hit (mean over profiles)", "cost / correct"]
     out: list[Block] = [("h", 2, "Headline"), ("table", header, rows)]
     if any(r.offline for r in d.runs):

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from bench.config import RootCfg, validate
 from bench.runner.experiment import RunOutcome, load_data, make_gateway, run_strategy
 from bench.runner.progress import Progress
+from bench.store.contract import ResultSink
 
 
 def _is_multirun() -> tuple[bool, Path | None, str]:
@@ -27,7 +28,7 @@ def _is_multirun() -> tuple[bool, Path | None, str]:
 def run_job(cfg: Any) -> list[RunOutcome]:
     from omegaconf import OmegaConf
 
-    raw = OmegaConf.to_container(cfg, resolve=True) if not isinstance(cfg, dict) else dict(cfg)
+    raw: dict[str, Any] = dict(cfg) if isinstance(cfg, dict) else cast(dict[str, Any], OmegaConf.to_container(cfg, resolve=True))
     raw.pop("hydra", None)
     root = validate(raw)
     if root.dry_run:
@@ -43,28 +44,27 @@ def run_job(cfg: Any) -> list[RunOutcome]:
     return asyncio.run(_run(root, raw, multirun, job_dir))
 
 
-def open_store(root: RootCfg, multirun: bool, job_dir: Path | None):
-    from bench.store import Store
+def open_sink(root: RootCfg, multirun: bool, job_dir: Path | None) -> ResultSink:
+    from bench.store import Store, SweepSink
 
     if multirun and job_dir is not None:
         # jobs of a sweep may run in parallel processes: each writes Parquet shards, merged at the end
-        return ResumingShardWriter(job_dir / "shards", root.output.db)
-    Path(root.output.db).parent.mkdir(parents=True, exist_ok=True)
+        return SweepSink(job_dir / "shards", root.output.db)
     return Store(root.output.db)
 
 
 async def _run(root: RootCfg, raw: dict[str, Any], multirun: bool, job_dir: Path | None) -> list[RunOutcome]:
     ds = load_data(root)
     gateway = make_gateway(root)
-    store = open_store(root, multirun, job_dir)
+    sink = open_sink(root, multirun, job_dir)
     outcomes: list[RunOutcome] = []
     try:
         with Progress(root.run.progress, profile=_headline_profile(root)) as progress:
             for strategy in root.run_strategies:
-                outcomes.append(await run_strategy(root, ds, strategy, store, gateway, raw, progress))
+                outcomes.append(await run_strategy(root, ds, strategy, sink, gateway, raw, progress))
     finally:
         await gateway.aclose()
-        store.close()
+        sink.close()
     for o in outcomes:
         for e in o.errors[:5]:
             print(f"[{o.strategy}] failed {e}", file=sys.stderr)
@@ -82,34 +82,3 @@ async def _run(root: RootCfg, raw: dict[str, Any], multirun: bool, job_dir: Path
 
 def _headline_profile(root: RootCfg) -> str:
     return "openai" if "openai" in root.cachesim.profiles else (root.cachesim.profiles[0] if root.cachesim.profiles else "")
-
-
-class ResumingShardWriter:
-    """Shard writer whose 'done' set also includes questions already merged into the results database, so a
-    re-run sweep whose shards were cleaned up still computes nothing twice."""
-
-    def __init__(self, folder: Path, db_path: str) -> None:
-        from bench.store import ShardWriter
-
-        self._w = ShardWriter(folder)
-        self._db = db_path
-
-    def done_question_ids(self, run_key: str) -> set[str]:
-        done = set(self._w.done_question_ids(run_key))
-        if Path(self._db).exists():
-            import duckdb
-
-            try:
-                con = duckdb.connect(self._db, read_only=True)
-            except duckdb.Error:  # locked by a writer: shards alone decide
-                return done
-            try:
-                done |= {r[0] for r in con.execute("SELECT question_id FROM samples WHERE run_key = ?", [run_key]).fetchall()}
-            except duckdb.Error:
-                pass
-            finally:
-                con.close()
-        return done
-
-    def __getattr__(self, name: str):
-        return getattr(self._w, name)

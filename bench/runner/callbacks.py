@@ -12,7 +12,7 @@ except ImportError:  # pragma: no cover
     Callback = object  # type: ignore[misc,assignment]
 
 
-class MergeShards(Callback):  # type: ignore[misc]
+class MergeShards(Callback):
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
         from bench.store import merge_shards
 
@@ -20,7 +20,7 @@ class MergeShards(Callback):  # type: ignore[misc]
         db = Path(config.output.db)
         db.parent.mkdir(parents=True, exist_ok=True)
         added = merge_shards(sweep_dir, db)
-        print(f"merged shards from {sweep_dir} into {db}: {added} new rows")
+        print(f"merged shards from {sweep_dir} into {db}: {added} questions added or retried")
         try:
             from bench.runner.summary import print_summary
 

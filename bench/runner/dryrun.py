@@ -11,26 +11,31 @@ from typing import Any
 from bench.config import RootCfg
 from bench.runner.experiment import load_data, make_gateway, run_strategy
 from bench.runner.progress import Progress
+from bench.store.contract import CallRow, QuestionResult, RunManifest
 
 # which simulated cache stands for a provider's real prompt cache when estimating the actor's cached tokens
 _PROVIDER_PROFILE = {"openai": "openai", "anthropic": "anthropic", "deepseek": "openai", "gemini": None}
 
 
-class _MemoryStore:
-    """Collects rows in memory: a dry run writes nothing to the results database."""
+class _MemorySink:
+    """A `ResultSink` that keeps the calls in memory: a dry run writes nothing to the results database."""
 
     def __init__(self) -> None:
-        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.calls: list[tuple[str, CallRow]] = []
 
-    def upsert_run(self, run_key: str, manifest: dict[str, Any]) -> None: ...
+    def upsert_run(self, run: RunManifest) -> None: ...
 
-    def done_question_ids(self, run_key: str) -> set[str]:
+    def done_ids(self, run_key: str) -> set[str]:
         return set()
 
-    def write_question(self, run_key, sample, calls, turns, judgments, replace: bool = False) -> None:
-        self.calls.extend((run_key, c) for c in calls)
+    def errored_ids(self, run_key: str) -> set[str]:
+        return set()
 
-    def finish_run(self, run_key: str) -> None: ...
+    def write_question(self, run_key: str, result: QuestionResult, *, replace: bool = False) -> bool:
+        self.calls.extend((run_key, c) for c in result.calls)
+        return True
+
+    def finish_run(self, run_key: str, status: str = "finished") -> None: ...
 
     def close(self) -> None: ...
 
@@ -39,24 +44,24 @@ def provider_of(model: str) -> str:
     return model.split("/", 1)[0] if "/" in model else "openai"
 
 
-def estimate(root: RootCfg, calls: list[dict[str, Any]], scale: float) -> list[dict[str, Any]]:
+def estimate(root: RootCfg, calls: list[CallRow], scale: float) -> list[dict[str, Any]]:
     """Aggregate real (non-simulated) calls per role and price them with the configured models."""
     from bench.gateway.usage import estimate_cost
 
     acc: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for c in calls:
-        if c.get("simulated"):
+        if c.simulated:
             continue  # turn prompts of the simulated live agent are measured, never sent
-        role = c["role"] if c["role"] != "reader" else "actor"
-        model = getattr(root.model, role).model if hasattr(root.model, role) else c["model"]
+        role = c.role if c.role != "reader" else "actor"
+        model = getattr(root.model, role).model if hasattr(root.model, role) else c.model
         prof = _PROVIDER_PROFILE.get(provider_of(model))
-        cached = float(((c.get("cache") or {}).get(prof) or {}).get("cached", 0)) if prof and role == "actor" else 0.0
+        cached = float((c.cache.get(prof) or {}).get("cached", 0)) if prof and role == "actor" else 0.0
         a = acc[role]
         a["calls"] += 1
-        a["prompt"] += c["prompt_tokens"] or 0
+        a["prompt"] += c.prompt_tokens
         a["cached"] += cached
-        a["output"] += c["completion_tokens"] or 0
-        a["usd"] += estimate_cost(model, int(c["prompt_tokens"] or 0), int(c["completion_tokens"] or 0), int(cached))
+        a["output"] += c.completion_tokens
+        a["usd"] += estimate_cost(model, c.prompt_tokens, c.completion_tokens, int(cached))
     rows = []
     for role, a in sorted(acc.items()):
         rows.append({
@@ -76,7 +81,7 @@ def dry_run(root: RootCfg, raw: dict[str, Any]) -> list[dict[str, Any]]:
         ds = ds_full.subset(sample=root.dry_run_sample, seed=root.dataset.seed)
     scale = n_total / max(1, len(ds.instances))
     offline_root = replace(root, output=replace(root.output, response_cache_policy="off"), run=replace(root.run, checkpoints=False))
-    store = _MemoryStore()
+    store = _MemorySink()
 
     async def go() -> None:
         gw = make_gateway(offline_root, offline_roles=True)
@@ -99,7 +104,7 @@ def dry_run(root: RootCfg, raw: dict[str, Any]) -> list[dict[str, Any]]:
         rows_all.extend({**r, "strategy": s} for r in rows)
         print(f"\n[{s}]")
         print(f"{'role':<11}{'model':<34}{'calls':>9}{'prompt':>14}{'cached':>13}{'prefill':>14}{'output':>12}{'USD':>11}")
-        tot = defaultdict(float)
+        tot: defaultdict[str, float] = defaultdict(float)
         for r in rows:
             print(f"{r['role']:<11}{r['model'][:33]:<34}{r['calls']:>9.0f}{r['prompt_tokens']:>14,.0f}{r['cached_tokens']:>13,.0f}"
                   f"{r['prefill_tokens']:>14,.0f}{r['output_tokens']:>12,.0f}{r['usd']:>11.2f}")

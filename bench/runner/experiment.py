@@ -5,16 +5,23 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from bench.config import RootCfg
+from bench.data.dataset import Dataset
+from bench.data.schema import Instance
 from bench.errors import ConfigError
 from bench.runner.checkpoint import CheckpointStore
-from bench.runner.keys import ingest_key, run_key, run_spec
-from bench.runner.manifest import git_state, now_iso, package_versions
-from bench.store.rows import scrub
+from bench.runner.keys import ingest_key, run_key
+from bench.runner.manifest import build_manifest
 from bench.runner.progress import Progress
 from bench.runner.question import QuestionEnv, process_question
+from bench.store.contract import ResultSink
+
+if TYPE_CHECKING:  # the gateway imports litellm: load it only when a run starts
+    from bench.cachesim.base import CacheSimulator
+    from bench.gateway import Gateway
+    from bench.gateway.config import CachePolicy
 
 
 @dataclass
@@ -28,7 +35,7 @@ class RunOutcome:
     errors: list[str] = field(default_factory=list)
 
 
-def load_data(cfg: RootCfg):
+def load_data(cfg: RootCfg) -> Dataset:
     from bench.data.loader import load_dataset
 
     ds = load_dataset(cfg.dataset.name, cfg.dataset.data_dir)
@@ -38,7 +45,7 @@ def load_data(cfg: RootCfg):
     return ds
 
 
-def make_gateway(cfg: RootCfg, *, offline_roles: bool = False):
+def make_gateway(cfg: RootCfg, *, offline_roles: bool = False) -> Gateway:
     from bench.gateway import Gateway, GatewayConfig, RoleModel
 
     roles = {}
@@ -53,7 +60,7 @@ def make_gateway(cfg: RootCfg, *, offline_roles: bool = False):
         GatewayConfig(
             roles=roles,
             cache_path=cfg.output.response_cache,
-            cache_policy=cfg.output.response_cache_policy,
+            cache_policy=cast("CachePolicy", cfg.output.response_cache_policy),  # validated with the config
             max_attempts=cfg.gateway.max_attempts,
             rpm=dict(cfg.gateway.rpm),
             tpm=dict(cfg.gateway.tpm),
@@ -75,15 +82,7 @@ OFFLINE_FOR_ROLE = {
 }
 
 
-def errored_ids(store: Any, run_key: str) -> set[str]:
-    query = getattr(store, "query", None)
-    if query is None:
-        return set()
-    df = query("SELECT question_id FROM samples WHERE run_key = ? AND error IS NOT NULL", [run_key])
-    return set(df["question_id"].tolist())
-
-
-def make_sims_factory(cfg: RootCfg, actor_model: str):
+def make_sims_factory(cfg: RootCfg, actor_model: str) -> Callable[[], dict[str, CacheSimulator]]:
     from bench.cachesim import make_simulator, price_per_token
 
     params = {p: dict((cfg.cachesim.params or {}).get(p) or {}) for p in cfg.cachesim.profiles}
@@ -93,7 +92,7 @@ def make_sims_factory(cfg: RootCfg, actor_model: str):
         if price and "input_per_token" not in p:
             p["input_per_token"] = price
 
-    def factory() -> dict[str, Any]:
+    def factory() -> dict[str, CacheSimulator]:
         return {p: make_simulator(p, **params[p]) for p in cfg.cachesim.profiles}
 
     try:
@@ -103,39 +102,18 @@ def make_sims_factory(cfg: RootCfg, actor_model: str):
     return factory
 
 
-def build_manifest(cfg: RootCfg, ds, strategy: str, key: str, raw_cfg: dict[str, Any]) -> dict[str, Any]:
-    from bench.gateway.usage import price_map_version
-
-    return {
-        "run_key": key,
-        "name": cfg.experiment_name,
-        "strategy": strategy,
-        "config": scrub(raw_cfg),
-        "spec": scrub(run_spec(cfg, strategy, ds.sha256, ds.subset_ids)),
-        "git": git_state(),
-        "packages": package_versions(),
-        "dataset": {"name": ds.name, "sha256": ds.sha256, "split": ds.split, "official": ds.official,
-                    "path": str(ds.path) if ds.path else None},
-        "n_questions_planned": len(ds.instances),
-        "tokenizer": "o200k_base",
-        "price_map": price_map_version(),
-        "actor_model": cfg.model.actor.model,
-        "judge_model": cfg.model.judge.model,
-        "started_at": now_iso(),
-    }
-
-
-async def run_strategy(cfg: RootCfg, ds, strategy: str, store, gateway, raw_cfg: dict[str, Any],
-                       progress: Progress, *, dry_run: bool = False) -> RunOutcome:
+async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSink, gateway: Gateway,
+                       raw_cfg: dict[str, Any], progress: Progress, *, dry_run: bool = False) -> RunOutcome:
+    """Compute the questions of `ds` the sink has not stored (or stored with an error) and write each one."""
     from bench.evaluate.judge import Judge
     from om_core.tokens import default_counter
 
     key = run_key(cfg, strategy, ds.sha256, ds.subset_ids)
     if dry_run:
         key = "dryrun-" + key
-    store.upsert_run(key, build_manifest(cfg, ds, strategy, key, raw_cfg))
-    done = store.done_question_ids(key)
-    retry = errored_ids(store, key) & done  # a failed call (rate limit, outage) is retried on the next run
+    sink.upsert_run(build_manifest(cfg, ds, strategy, key, raw_cfg))
+    done = sink.done_ids(key)
+    retry = sink.errored_ids(key) & done  # a failed call (rate limit, outage) is retried on the next run
     done -= retry
     todo = [i for i in ds.instances if i.question_id not in done]
     judge = Judge(gateway.model("judge"), source=cfg.judge.source, official_repo=cfg.judge.official_repo,
@@ -149,7 +127,7 @@ async def run_strategy(cfg: RootCfg, ds, strategy: str, store, gateway, raw_cfg:
     )
     out = RunOutcome(key, strategy, len(ds.instances), 0, len(ds.instances) - len(todo), 0)
     progress.start_run(strategy, total=len(ds.instances), done=out.skipped)
-    queue: asyncio.Queue = asyncio.Queue()
+    queue: asyncio.Queue[Instance] = asyncio.Queue()
     for inst in todo:
         queue.put_nowait(inst)
 
@@ -170,12 +148,11 @@ async def run_strategy(cfg: RootCfg, ds, strategy: str, store, gateway, raw_cfg:
                 progress.advance(strategy, failed=True)
                 continue
             # the store is synchronous: one transaction per question, written from the event loop thread
-            store.write_question(key, res.sample, res.calls, res.turns, res.judgments,
-                                 replace=inst.question_id in retry)
+            sink.write_question(key, res, replace=inst.question_id in retry)
             out.computed += 1
             progress.advance(strategy, result=res)
 
     await asyncio.gather(*(worker() for _ in range(min(cfg.run.concurrency, max(1, len(todo))))))
-    store.finish_run(key)
+    sink.finish_run(key)
     progress.end_run(strategy)
     return out

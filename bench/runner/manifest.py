@@ -4,22 +4,31 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import subprocess
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from bench.runner.keys import run_spec
+from bench.store.contract import RunManifest
+from bench.store.rows import scrub
+
+if TYPE_CHECKING:
+    from bench.config import RootCfg
+    from bench.data.dataset import Dataset
 
 _PACKAGES = ("om-bench", "litellm", "tiktoken", "duckdb", "hydra-core", "pandas", "matplotlib", "rank-bm25")
+TOKENIZER = "o200k_base"  # om_core.tokens counts every prompt with it
 
 
-def git_state(root: Path | None = None) -> dict[str, Any]:
+def git_state(root: Path | None = None) -> tuple[str | None, bool | None]:
+    """(commit sha, dirty?) of the checkout the code runs from; (None, None) outside a git checkout."""
     root = root or Path(__file__).resolve().parents[2]
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
         dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
                                     capture_output=True, text=True, timeout=10).stdout.strip())
     except (OSError, subprocess.SubprocessError):
-        return {"commit": None, "dirty": None}
-    return {"commit": sha or None, "dirty": dirty if sha else None}
+        return None, None
+    return (sha, dirty) if sha else (None, None)
 
 
 def package_versions() -> dict[str, str | None]:
@@ -32,5 +41,24 @@ def package_versions() -> dict[str, str | None]:
     return out
 
 
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+def price_map_label(info: dict[str, Any]) -> str:
+    """A short, stable name of the price map in use, e.g. `litellm-1.110.2/local@c8f11f1b697e`."""
+    rev = info.get("source_revision")
+    return f"litellm-{info.get('litellm_version')}/{info.get('source')}" + (f"@{str(rev)[:12]}" if rev else "")
+
+
+def build_manifest(cfg: RootCfg, ds: Dataset, strategy: str, key: str, raw_cfg: dict[str, Any]) -> RunManifest:
+    """The `runs` row of one strategy over one dataset under one job config."""
+    from bench.gateway.usage import price_map_version
+
+    commit, dirty = git_state()
+    prices = price_map_version()
+    return RunManifest(
+        run_key=key, name=cfg.experiment_name, strategy=strategy, config=scrub(raw_cfg),
+        git_commit=commit, git_dirty=dirty, package_versions=package_versions(),
+        dataset_name=ds.name, dataset_sha256=ds.sha256, dataset_split=ds.split,
+        n_questions_planned=len(ds.instances), tokenizer=TOKENIZER, price_map_version=price_map_label(prices),
+        actor_model=cfg.model.actor.model, judge_model=cfg.model.judge.model,
+        extra={"spec": scrub(run_spec(cfg, strategy, ds.sha256, ds.subset_ids)), "dataset_official": ds.official,
+               "dataset_path": str(ds.path) if ds.path else None, "subset_ids": ds.subset_ids, "price_map": prices},
+    )

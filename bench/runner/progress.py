@@ -9,6 +9,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.store.contract import QuestionResult
+
 
 @dataclass
 class _Tally:
@@ -64,7 +66,7 @@ class Progress:
         elif self.mode == "log":
             print(f"[{name}] {done}/{total} already done, {total - done} to compute", file=sys.stderr, flush=True)
 
-    def advance(self, name: str, result: Any = None, failed: bool = False) -> None:
+    def advance(self, name: str, result: QuestionResult | None = None, failed: bool = False) -> None:
         t = self._tallies[name]
         t.done += 1
         t.computed += 1
@@ -72,14 +74,14 @@ class Progress:
             t.failed += 1
         if result is not None:
             for c in result.calls:
-                t.calls += 0 if c.get("simulated") else 1
-                t.tokens += int(c.get("prompt_tokens") or 0) + int(c.get("completion_tokens") or 0)
-                t.cost += float(c.get("cost_usd") or 0.0)
-                if c.get("role") == "actor":
-                    prof = (c.get("cache") or {}).get(self.profile)
+                t.calls += 0 if c.simulated else 1
+                t.tokens += c.prompt_tokens + c.completion_tokens
+                t.cost += c.cost_usd
+                if c.role == "actor":
+                    prof = c.cache.get(self.profile)
                     if prof:
                         t.cached += float(prof.get("cached", 0))
-                        t.prompt += float(c.get("prompt_tokens") or 0)
+                        t.prompt += c.prompt_tokens
         stats = self._stats(t)
         if self._rich is not None:
             self._rich.update(self._tasks[name], completed=t.done, stats=stats)

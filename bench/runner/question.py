@@ -1,12 +1,12 @@
 """One question end to end: replay the haystack through a strategy (or restore its checkpoint), simulate caches,
-answer with the Actor, judge, and return the rows the store writes in one transaction."""
+answer with the Actor, judge, and return the `QuestionResult` the store writes in one transaction."""
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import timedelta
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from bench.config import RootCfg
 from bench.data.schema import Instance
@@ -14,6 +14,13 @@ from bench.prompt import Prompt
 from bench.records import CallRecord, current_calls
 from bench.replay import build_timeline
 from bench.runner.checkpoint import CheckpointStore
+from bench.store.contract import CallRow, JudgmentRow, QuestionResult, SampleRow, TurnRow
+
+if TYPE_CHECKING:  # the gateway imports litellm: load it only when a run starts
+    from bench.cachesim.base import CacheSimulator
+    from bench.evaluate.judge import Judge, Judgment
+    from bench.gateway import Gateway
+    from om_core.tokens import TokenCounter
 
 
 @dataclass
@@ -22,29 +29,18 @@ class QuestionEnv:
 
     cfg: RootCfg
     strategy_name: str
-    gateway: Any  # bench.gateway.Gateway
-    counter: Any  # om_core.tokens.TokenCounter
-    judge: Any  # bench.evaluate.judge.Judge
+    gateway: Gateway
+    counter: TokenCounter
+    judge: Judge
     checkpoints: CheckpointStore | None
-    make_sims: Callable[[], dict[str, Any]]
+    make_sims: Callable[[], dict[str, CacheSimulator]]
     actor_model_name: str
     judge_model_name: str
 
 
-@dataclass
-class QuestionResult:
-    sample: dict[str, Any]
-    calls: list[dict[str, Any]] = field(default_factory=list)
-    turns: list[dict[str, Any]] = field(default_factory=list)
-    judgments: list[dict[str, Any]] = field(default_factory=list)
-
-
 def call_row(rec: CallRecord, idx: int, phase: str) -> dict[str, Any]:
-    d = asdict(rec)
-    d.pop("messages", None)
-    d["call_idx"] = idx
-    d["phase"] = phase
-    return d
+    """A call as checkpoint JSON: the fields of its `CallRow`."""
+    return asdict(CallRow.from_record(rec, idx, phase))
 
 
 def _prompt_to_json(p: Prompt) -> dict[str, Any]:
@@ -126,20 +122,19 @@ async def process_question(inst: Instance, env: QuestionEnv) -> QuestionResult:
             env.checkpoints.save(inst.question_id, payload)
     qprompt = _prompt_from_json(payload["question_prompt"])
 
-    calls = list(payload["calls"])
     error: str | None = None
     hypothesis = ""
+    judgment: Judgment | None = None
     answer_calls: list[CallRecord] = []
     token = current_calls.set(answer_calls)
     try:
         try:
-            hypothesis, completion = await answer_call(
+            hypothesis, _ = await answer_call(
                 env.gateway.model("actor"), qprompt, max_tokens=cfg.answer.max_tokens,
                 temperature=cfg.answer.temperature,
             )
         except GatewayError as exc:
             error = f"answer: {exc}"
-        judgment = None
         if error is None:
             try:
                 judgment = await env.judge.judge(
@@ -150,31 +145,42 @@ async def process_question(inst: Instance, env: QuestionEnv) -> QuestionResult:
     finally:
         current_calls.reset(token)
 
-    base = len(calls)
-    for i, rec in enumerate(answer_calls):
+    calls = [CallRow.from_dict(c) for c in payload["calls"]]
+    for rec in answer_calls:
         if rec.role == "actor" and not rec.cache:
             rec.cache = payload.get("question_cache") or {}
-        calls.append(call_row(rec, base + i, "answer" if rec.role == "actor" else "judge"))
+        calls.append(CallRow.from_record(rec, len(calls), "answer" if rec.role == "actor" else "judge"))
+    return QuestionResult(
+        sample=sample_row(inst, env, calls, hypothesis, judgment, error, restored),
+        calls=calls,
+        turns=[TurnRow.from_dict(t) for t in payload["turns"]],
+        judgments=judgment_rows(judgment, env.judge_model_name),
+    )
 
-    actor_rows = [c for c in calls if c["phase"] == "answer"]
-    sample = {
-        "question_id": inst.question_id,
-        "question_type": inst.question_type,
-        "is_abstention": inst.is_abstention,
-        "hypothesis": hypothesis,
-        "label": bool(judgment.label) if judgment else None,
-        "label_strict": bool(judgment.label_strict) if judgment else None,
-        "judge_raw": judgment.raw if judgment else None,
-        "judge_model": env.judge_model_name,
-        "prompt_tokens": sum(int(c["prompt_tokens"]) for c in actor_rows),
-        "completion_tokens": sum(int(c["completion_tokens"]) for c in actor_rows),
-        "cost_usd": float(sum(float(c["cost_usd"] or 0) for c in calls)),
-        "error": error,
-        "checkpoint_restored": restored,
-    }
-    judgments = []
-    if judgment is not None:
-        reps = judgment.repeats or [(judgment.raw, judgment.label)]
-        for k, (raw, lab) in enumerate(reps):
-            judgments.append({"repeat_idx": k, "judge_model": env.judge_model_name, "raw": raw, "label": bool(lab)})
-    return QuestionResult(sample=sample, calls=calls, turns=list(payload["turns"]), judgments=judgments)
+
+def sample_row(inst: Instance, env: QuestionEnv, calls: list[CallRow], hypothesis: str, judgment: Judgment | None,
+               error: str | None, restored: bool) -> SampleRow:
+    answers = [c for c in calls if c.phase == "answer"]
+    return SampleRow(
+        question_id=inst.question_id,
+        question_type=inst.question_type,
+        is_abstention=inst.is_abstention,
+        hypothesis=hypothesis,
+        label=bool(judgment.label) if judgment else None,
+        label_strict=bool(judgment.label_strict) if judgment else None,
+        judge_raw=judgment.raw if judgment else None,
+        judge_model=env.judge_model_name,
+        prompt_tokens=sum(c.prompt_tokens for c in answers),
+        completion_tokens=sum(c.completion_tokens for c in answers),
+        cost_usd=float(sum(c.cost_usd or 0.0 for c in calls)),
+        error=error,
+        checkpoint_restored=restored,
+    )
+
+
+def judgment_rows(judgment: Judgment | None, judge_model: str) -> list[JudgmentRow]:
+    if judgment is None:
+        return []
+    reps = judgment.repeats or [(judgment.raw, judgment.label)]
+    return [JudgmentRow(repeat_idx=k, judge_model=judge_model, raw=raw, label=bool(lab))
+            for k, (raw, lab) in enumerate(reps)]

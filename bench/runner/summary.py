@@ -3,43 +3,46 @@ computes nothing still shows the numbers)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pandas as pd
 
-def summary_rows(db_path: str, run_keys: list[str] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
-    import duckdb
+from bench.report.data import dataset_label
 
-    con = duckdb.connect(db_path, read_only=True)
-    try:
-        where = ""
-        params: list[Any] = []
-        if run_keys:
-            where = f"WHERE h.run_key IN ({', '.join('?' for _ in run_keys)})"
-            params = list(run_keys)
-        heads = con.execute(
-            f"SELECT h.run_key, h.strategy, h.name, h.actor_model, h.n_questions_planned, h.n_judged, h.micro, h.macro,"
-            f" h.abstention, h.n_errors FROM v_headline h {where} ORDER BY h.name, h.strategy", params
-        ).fetchall()
-        profiles = [r[0] for r in con.execute("SELECT DISTINCT profile FROM v_cache ORDER BY profile").fetchall()]
-        rows = []
-        for rk, strat, name, actor, planned, judged, micro, macro, abst, errs in heads:
-            cache = {p: (hr, npr, pt) for p, hr, npr, pt in con.execute(
-                "SELECT profile, hit_rate, n_prompts, prompt_tokens FROM v_cache WHERE run_key = ?", [rk]).fetchall()}
-            prefill = {p: v for p, v in con.execute(
-                "SELECT profile, avg(prefill_tokens) FROM v_prefill WHERE run_key = ? GROUP BY profile", [rk]).fetchall()}
-            cost = con.execute("SELECT cost_per_question FROM v_cost WHERE run_key = ?", [rk]).fetchone()
-            any_prof = next(iter(cache.values()), None)
-            rows.append({
-                "run_key": rk, "strategy": strat, "name": name, "actor": actor, "planned": planned, "n": judged or 0,
-                "micro": micro, "macro": macro, "abstention": abst, "errors": errs or 0,
-                "mean_prompt_tokens": (any_prof[2] / any_prof[1]) if any_prof and any_prof[1] else None,
-                "hit_rate": {p: v[0] for p, v in cache.items()},
-                "prefill_per_q": prefill,
-                "usd_per_q": cost[0] if cost else None,
-            })
-        return rows, profiles
-    finally:
-        con.close()
+
+def summary_rows(db_path: str | Path, run_keys: list[str] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """One dict per run (name, strategy, dataset, counts, accuracies, hit rate and prefill per profile, $/question)
+    and the cache profiles present. Raises UserError when the file is missing or of another format."""
+    from bench.store import Results
+
+    with Results(db_path) as res:
+        heads = res.headline(run_keys)
+        profiles = res.profiles()
+        cache, prefill, cost = res.cache(), res.prefill(), res.cost()
+    rows = []
+    for h in heads.itertuples():
+        rc = cache[cache.run_key == h.run_key]
+        first = rc.iloc[0] if len(rc) else None
+        rp = prefill[prefill.run_key == h.run_key]
+        usd = cost.cost_per_question[cost.run_key == h.run_key]
+        rows.append({
+            "run_key": h.run_key, "strategy": h.strategy, "name": h.name,
+            "dataset": dataset_label(_opt(h.dataset_name), _opt(h.dataset_sha256)),
+            "actor": _opt(h.actor_model), "planned": _opt(h.n_questions_planned), "n": int(_opt(h.n_judged) or 0),
+            "micro": _opt(h.micro), "macro": _opt(h.macro), "abstention": _opt(h.abstention),
+            "errors": int(_opt(h.n_errors) or 0),
+            "mean_prompt_tokens": first.prompt_tokens / first.n_prompts if first is not None and first.n_prompts else None,
+            "hit_rate": {p: _opt(v) for p, v in zip(rc.profile, rc.hit_rate)},
+            "prefill_per_q": dict(zip(rp.profile, rp.prefill_per_question)),
+            "usd_per_q": _opt(usd.iloc[0]) if len(usd) else None,
+        })
+    return rows, profiles
+
+
+def _opt(v: Any) -> Any:
+    """None for SQL NULL (pandas NaN/NA)."""
+    return None if v is None or pd.isna(v) else v
 
 
 def _pct(x: float | None) -> str:
@@ -48,14 +51,15 @@ def _pct(x: float | None) -> str:
 
 def format_summary(rows: list[dict[str, Any]], profiles: list[str], n_dataset: int | None = None, split: str | None = None) -> str:
     w = max([22] + [len(r["name"] or "") + 2 for r in rows])
-    head = f"{'run':<{w}}{'strategy':<13}{'n':>5}{'micro':>8}{'macro':>8}{'abst':>8}{'prompt tok':>12}"
+    wd = max([9] + [len(r["dataset"] or "") + 2 for r in rows])
+    head = f"{'run':<{w}}{'strategy':<13}{'dataset':<{wd}}{'n':>5}{'micro':>8}{'macro':>8}{'abst':>8}{'prompt tok':>12}"
     head += "".join(f"{'hit ' + p[:7]:>13}" for p in profiles)
     headline = "openai" if "openai" in profiles else (profiles[0] if profiles else None)
     head += f"{'prefill/q' + (' (' + headline + ')' if headline else ''):>20}{'$/q':>10}"
     lines = [head, "-" * len(head)]
     for r in rows:
         partial = "" if not r["planned"] or r["n"] >= r["planned"] else f"  (n={r['n']} of {r['planned']})"
-        line = f"{r['name']:<{w}}{r['strategy'] or '':<13}{r['n']:>5}{_pct(r['micro']):>8}{_pct(r['macro']):>8}{_pct(r['abstention']):>8}"
+        line = f"{r['name']:<{w}}{r['strategy'] or '':<13}{r['dataset'] or '-':<{wd}}{r['n']:>5}{_pct(r['micro']):>8}{_pct(r['macro']):>8}{_pct(r['abstention']):>8}"
         line += f"{r['mean_prompt_tokens'] or 0:>12,.0f}"
         line += "".join(f"{_pct(r['hit_rate'].get(p)):>13}" for p in profiles)
         pf = r["prefill_per_q"].get(headline) if headline else None
@@ -71,36 +75,47 @@ def format_summary(rows: list[dict[str, Any]], profiles: list[str], n_dataset: i
     return "\n".join(lines + notes)
 
 
-def per_type_table(db_path: str, run_keys: list[str] | None = None) -> str:
-    """Accuracy per question type (rows) and run (columns), as the official per-type lines."""
-    import duckdb
+def per_type_table(db_path: str | Path, run_keys: list[str] | None = None) -> str:
+    """Accuracy per question type (rows) and run (columns), as the official per-type lines. A column is named by
+    its strategy, with the run's name and dataset added when the strategy alone does not tell runs apart."""
+    from bench.store import Results
 
-    con = duckdb.connect(db_path, read_only=True)
-    try:
-        rows = con.execute(
-            "SELECT r.name, r.strategy, a.run_key, a.question_type, a.accuracy, a.n FROM v_accuracy_by_type a "
-            "JOIN runs r USING (run_key) ORDER BY r.name, r.strategy, a.question_type").fetchall()
-    finally:
-        con.close()
+    with Results(db_path) as res:
+        acc = res.accuracy_by_type()
     if run_keys:
-        rows = [r for r in rows if r[2] in set(run_keys)]
-    if not rows:
+        acc = acc[acc.run_key.isin(run_keys)]
+    if acc.empty:
         return ""
-    cols = list(dict.fromkeys(r[1] if run_keys else f"{r[0]}/{r[1]}" for r in rows))
-    types = sorted({r[3] for r in rows})
-    cell = {(r[1] if run_keys else f"{r[0]}/{r[1]}", r[3]): (r[4], r[5]) for r in rows}
+    runs = acc.drop_duplicates("run_key")
+    datasets = [dataset_label(_opt(n), _opt(s)) for n, s in zip(runs.dataset_name, runs.dataset_sha256)]
+    col = column_names(list(runs.run_key), list(runs.strategy), list(runs.name), datasets)
+    cols = list(dict.fromkeys(col.values()))
+    cell = {(col[r.run_key], r.question_type): (r.accuracy, r.n) for r in acc.itertuples()}
     w = max(14, *(len(c) + 2 for c in cols))
     out = [f"{'question type':<27}" + "".join(f"{c:>{w}}" for c in cols)]
-    for t in types:
+    for t in sorted(set(acc.question_type)):
         line = f"{t:<27}"
         for c in cols:
-            acc, n = cell.get((c, t), (None, 0))
-            line += f"{(_pct(acc).strip() + f' ({n})') if acc is not None else '-':>{w}}"
+            a, n = cell.get((c, t), (None, 0))
+            line += f"{(_pct(a).strip() + f' ({n})') if _opt(a) is not None else '-':>{w}}"
         out.append(line)
     return "\n".join(out)
 
 
-def print_summary(db_path: str, run_keys: list[str] | None, n_dataset: int | None = None, split: str | None = None) -> None:
+def column_names(keys: list[str], strategies: list[str], names: list[str], datasets: list[Any]) -> dict[str, str]:
+    """run_key -> the shortest of strategy, name/strategy, name/strategy@dataset, ...+run_key that is unique."""
+    cands = [
+        [s, f"{n}/{s}", f"{n}/{s}@{d or '-'}", f"{n}/{s}@{d or '-'} {k}"]
+        for k, s, n, d in zip(keys, strategies, names, datasets)
+    ]
+    for level in range(4):
+        labels = [c[level] for c in cands]
+        if len(set(labels)) == len(labels):
+            return dict(zip(keys, labels))
+    return dict(zip(keys, keys))
+
+
+def print_summary(db_path: str | Path, run_keys: list[str] | None, n_dataset: int | None = None, split: str | None = None) -> None:
     rows, profiles = summary_rows(db_path, run_keys)
     table = per_type_table(db_path, run_keys)
     if table:

@@ -6,24 +6,27 @@ from pathlib import Path
 
 from bench.errors import UserError
 from bench.evaluate.official import eval_rows, load_reference, read_records
+from bench.store.contract import QuestionResult, RunManifest, SampleRow
 from bench.store.writer import Store
 
 
 def import_eval_results(store: Store, eval_results: str | Path, ref: str | Path, name: str, *, replace: bool = False) -> tuple[str, int]:
-    """Returns (run_key, questions written). Re-importing the same name skips stored ids unless replace."""
+    """Returns (run_key, questions written). Re-importing the same name skips stored ids unless replace.
+    Raises UserError for a bad name, DataError for a file that does not match the reference."""
     if not name or any(c.isspace() for c in name):
         raise UserError(f"--name {name!r}: give a short name without spaces, e.g. zep-gpt4o")
     reference = load_reference(ref)
     rows = eval_rows(read_records(eval_results), reference, str(eval_results))
     judges = sorted({str(r["judge_model"]) for r in rows if r["judge_model"]})
     run_key = f"external:{name}"
-    store.upsert_run(run_key, {
-        "name": name, "strategy": f"external:{name}", "judge_model": ", ".join(judges) or None,
-        "n_questions_planned": len(reference), "status": "imported", "source_file": str(eval_results),
-        "reference_file": str(ref),
-    })
-    samples = [{"question_id": r["question_id"], "question_type": r["question_type"], "hypothesis": r["hypothesis"],
-                "label": r["label"], "judge_model": r["judge_model"]} for r in rows]
-    written = store.write_questions(run_key, samples, replace=replace)
+    store.upsert_run(RunManifest(
+        run_key=run_key, name=name, strategy=run_key, judge_model=", ".join(judges) or None,
+        n_questions_planned=len(reference), status="imported",
+        extra={"source_file": str(eval_results), "reference_file": str(ref)},
+    ))
+    results = [QuestionResult(SampleRow(
+        question_id=r["question_id"], question_type=r["question_type"], hypothesis=r["hypothesis"], label=r["label"],
+        judge_model=r["judge_model"])) for r in rows]
+    written = store.write_questions(run_key, results, replace=replace)
     store.finish_run(run_key, status="imported")
     return run_key, written

@@ -1,16 +1,18 @@
-"""Turn the runner's dicts (or CallRecords) into table rows; scrub secrets from manifests."""
+"""Turn the contract's records (`RunManifest`, `QuestionResult`) into table rows; scrub secrets on the way."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
-from bench.store.schema import columns
+from bench.store.contract import CacheByProfile, QuestionResult, RunManifest
 
 _SECRET_PARTS = ("api_key", "apikey", "api-key", "secret", "password", "passwd", "credential", "authorization")
 REDACTED = "<redacted>"
+
+Row = dict[str, Any]
 
 
 def is_secret_key(key: str) -> bool:
@@ -35,13 +37,9 @@ def scrub(obj: Any) -> Any:
 
 
 def to_json(obj: Any) -> str | None:
-    if obj is None:
+    """Scrubbed JSON text of a mapping (None for an empty one)."""
+    if not obj:
         return None
-    if isinstance(obj, str):
-        try:
-            obj = json.loads(obj)
-        except ValueError:
-            return json.dumps(scrub(obj))
     return json.dumps(scrub(obj), default=str, sort_keys=True)
 
 
@@ -49,136 +47,48 @@ def now() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
-def _ts(v: Any) -> datetime | None:
-    if v is None or isinstance(v, datetime):
-        return v.replace(tzinfo=None) if isinstance(v, datetime) and v.tzinfo else v
-    return datetime.fromisoformat(str(v))
-
-
-_MANIFEST_ALIASES = {"git_sha": "git_commit", "split": "dataset_split", "config_json": "config"}
-
-
-def run_row(run_key: str, manifest: Mapping[str, Any]) -> dict[str, Any]:
-    m = {_MANIFEST_ALIASES.get(k, k): v for k, v in manifest.items()}
-    cols = columns("runs")
-    row: dict[str, Any] = {c: m.get(c) for c in cols}
-    row["run_key"] = run_key
-    row["name"] = m.get("name") or run_key
-    row["config"] = to_json(m.get("config"))
-    row["package_versions"] = to_json(m.get("package_versions"))
-    extra = {k: v for k, v in m.items() if k not in cols}
-    row["extra"] = to_json(extra) if extra else None
-    row["started_at"] = _ts(m.get("started_at")) or now()
-    row["finished_at"] = _ts(m.get("finished_at"))
-    row["status"] = m.get("status") or "running"
-    if row["n_questions_planned"] is not None:
-        row["n_questions_planned"] = int(row["n_questions_planned"])
+def run_row(run: RunManifest) -> Row:
+    row = {f.name: getattr(run, f.name) for f in dataclasses.fields(run)}
+    row.update(name=run.name or run.run_key, config=to_json(run.config), package_versions=to_json(run.package_versions),
+               extra=to_json(run.extra), started_at=run.started_at or now())
     return row
 
 
-def sample_row(run_key: str, sample: Mapping[str, Any]) -> dict[str, Any]:
-    if not sample.get("question_id"):
-        raise ValueError("sample needs a question_id")
-    row = {c: sample.get(c) for c in columns("samples")}
-    row["run_key"] = run_key
-    qid = str(sample["question_id"])
-    if row["is_abstention"] is None:
-        row["is_abstention"] = "_abs" in qid  # official rule
-    for k in ("label", "label_strict", "is_abstention"):
-        if row[k] is not None:
-            row[k] = bool(row[k])
-    if row["hypothesis"] is not None:
-        row["hypothesis"] = str(row["hypothesis"])
-    row["answered_at"] = _ts(sample.get("answered_at")) or now()
-    return row
-
-
-def _as_dict(rec: Any) -> dict[str, Any]:
-    if dataclasses.is_dataclass(rec) and not isinstance(rec, type):
-        d = {f.name: getattr(rec, f.name) for f in dataclasses.fields(rec)}
-    else:
-        d = dict(rec)
-    # CallRecord field names -> column names
-    for src, dst in (("cached_tokens_reported", "cached_reported"), ("cache_write_tokens_reported", "cache_write_reported")):
-        if src in d and dst not in d:
-            d[dst] = d[src]
-    return d
-
-
-def _phase(d: Mapping[str, Any]) -> str:
-    if d.get("phase"):
-        return str(d["phase"])
-    if d.get("role") == "judge":
-        return "judge"
-    if d.get("role") in ("actor", "reader") and not d.get("simulated"):
-        return "answer"
-    return "ingest"
-
-
-def _num(x: Any, key: str, *alts: str) -> Any:
-    for k in (key, *alts):
-        if isinstance(x, Mapping) and x.get(k) is not None:
-            return x[k]
-    return None
-
-
-def call_rows(run_key: str, question_id: str, calls: Iterable[Any]) -> tuple[list[dict], list[dict]]:
-    out, cache = [], []
-    for i, rec in enumerate(calls):
-        d = _as_dict(rec)
-        idx = int(d["call_idx"]) if d.get("call_idx") is not None else i
-        row = {c: d.get(c) for c in columns("calls")}
-        row.update(run_key=run_key, question_id=question_id, call_idx=idx, phase=_phase(d),
-                   simulated=bool(d.get("simulated") or False), sim_time=_ts(d.get("sim_time")))
+def _cache_rows(key: Mapping[str, Any], cache: CacheByProfile, with_cost: bool) -> list[Row]:
+    out = []
+    for profile, p in cache.items():
+        row = {**key, "profile": str(profile), "cached_tokens": _int(p.get("cached")),
+               "prefill_tokens": _int(p.get("prefill"))}
+        if with_cost:
+            row.update(write_tokens=_int(p.get("write")), cost_usd=p.get("cost_usd"))
         out.append(row)
-        for profile, p in (d.get("cache") or {}).items():
-            cache.append({
-                "run_key": run_key, "question_id": question_id, "call_idx": idx, "profile": str(profile),
-                "cached_tokens": _int(_num(p, "cached", "cached_tokens")),
-                "prefill_tokens": _int(_num(p, "prefill", "prefill_tokens")),
-                "write_tokens": _int(_num(p, "write", "write_tokens")),
-                "cost_usd": _num(p, "cost_usd", "cost"),
-            })
-    return out, cache
+    return out
 
 
 def _int(v: Any) -> int | None:
     return None if v is None else int(v)
 
 
-def turn_rows(run_key: str, question_id: str, turns: Iterable[Any]) -> tuple[list[dict], list[dict]]:
-    out, cache = [], []
-    for i, t in enumerate(turns):
-        d = _as_dict(t)
-        idx = int(d["turn"]) if d.get("turn") is not None else i
-        ev = d.get("events")
-        events = ",".join(map(str, ev)) if isinstance(ev, (list, tuple)) else ev
-        out.append({"run_key": run_key, "question_id": question_id, "turn": idx, "sim_time": _ts(d.get("sim_time")),
-                    "prompt_tokens": _int(d.get("prompt_tokens")), "events": events})
-        for profile, p in (d.get("cache") or {}).items():
-            cache.append({"run_key": run_key, "question_id": question_id, "turn": idx, "profile": str(profile),
-                          "cached_tokens": _int(_num(p, "cached", "cached_tokens")),
-                          "prefill_tokens": _int(_num(p, "prefill", "prefill_tokens"))})
-    return out, cache
-
-
-def judgment_rows(run_key: str, question_id: str, judgments: Iterable[Any]) -> list[dict]:
-    out = []
-    for i, j in enumerate(judgments):
-        d = _as_dict(j)
-        out.append({"run_key": run_key, "question_id": question_id,
-                    "repeat_idx": int(d["repeat_idx"]) if d.get("repeat_idx") is not None else i,
-                    "judge_model": d.get("judge_model") or d.get("model"), "raw": d.get("raw"),
-                    "label": None if d.get("label") is None else bool(d["label"])})
-    return out
-
-
-def question_rows(run_key: str, sample: Mapping[str, Any], calls: Iterable[Any], turns: Iterable[Any],
-                  judgments: Iterable[Any]) -> dict[str, list[dict]]:
+def question_rows(run_key: str, result: QuestionResult) -> dict[str, list[Row]]:
     """All rows of one question, keyed by table."""
-    s = sample_row(run_key, sample)
-    qid = s["question_id"]
-    c, cc = call_rows(run_key, qid, calls)
-    t, tc = turn_rows(run_key, qid, turns)
-    return {"samples": [s], "calls": c, "call_cache": cc, "turns": t, "turn_cache": tc,
-            "judgments": judgment_rows(run_key, qid, judgments)}
+    s = result.sample
+    if not s.question_id:
+        raise ValueError("a sample needs a question_id")
+    qid = s.question_id
+    sample = {"run_key": run_key, **dataclasses.asdict(s)}
+    if s.is_abstention is None:
+        sample["is_abstention"] = "_abs" in qid  # the official rule
+    sample["answered_at"] = s.answered_at or now()
+    rows: dict[str, list[Row]] = {"samples": [sample], "calls": [], "call_cache": [], "turns": [],
+                                  "turn_cache": [], "judgments": []}
+    for c in result.calls:
+        key = {"run_key": run_key, "question_id": qid, "call_idx": c.call_idx}
+        rows["calls"].append({**key, **{f.name: getattr(c, f.name) for f in dataclasses.fields(c) if f.name != "cache"}})
+        rows["call_cache"] += _cache_rows(key, c.cache, with_cost=True)
+    for t in result.turns:
+        key = {"run_key": run_key, "question_id": qid, "turn": t.turn}
+        rows["turns"].append({**key, "sim_time": t.sim_time, "prompt_tokens": t.prompt_tokens,
+                              "events": ",".join(t.events)})
+        rows["turn_cache"] += _cache_rows(key, t.cache, with_cost=False)
+    rows["judgments"] = [{"run_key": run_key, "question_id": qid, **dataclasses.asdict(j)} for j in result.judgments]
+    return rows

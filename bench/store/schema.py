@@ -20,14 +20,14 @@ TABLES: dict[str, list[Col]] = {
         ("dataset_split", "VARCHAR", _S), ("n_questions_planned", "BIGINT", _I), ("tokenizer", "VARCHAR", _S),
         ("price_map_version", "VARCHAR", _S), ("actor_model", "VARCHAR", _S), ("judge_model", "VARCHAR", _S),
         ("extra", "JSON", _S), ("started_at", "TIMESTAMP", _T), ("finished_at", "TIMESTAMP", _T),
-        ("status", "VARCHAR", _S),
+        ("status", "VARCHAR", _S), ("format_version", "BIGINT", _I),
     ],
     "samples": [
         ("run_key", "VARCHAR", _S), ("question_id", "VARCHAR", _S), ("question_type", "VARCHAR", _S),
         ("is_abstention", "BOOLEAN", _B), ("hypothesis", "VARCHAR", _S), ("label", "BOOLEAN", _B),
         ("label_strict", "BOOLEAN", _B), ("judge_raw", "VARCHAR", _S), ("judge_model", "VARCHAR", _S),
         ("prompt_tokens", "BIGINT", _I), ("completion_tokens", "BIGINT", _I), ("cost_usd", "DOUBLE", _F),
-        ("error", "VARCHAR", _S), ("answered_at", "TIMESTAMP", _T),
+        ("error", "VARCHAR", _S), ("checkpoint_restored", "BOOLEAN", _B), ("answered_at", "TIMESTAMP", _T),
     ],
     "calls": [
         ("run_key", "VARCHAR", _S), ("question_id", "VARCHAR", _S), ("call_idx", "BIGINT", _I),
@@ -116,7 +116,8 @@ WITH t AS (SELECT run_key, avg(accuracy) AS macro, count(*) AS n_types FROM v_ac
                   count(label) FILTER (WHERE is_abstention) AS n_abstention,
                   count(*) FILTER (WHERE error IS NOT NULL) AS n_errors
            FROM samples GROUP BY run_key)
-SELECT r.run_key, r.name, r.strategy, r.actor_model, r.judge_model, r.dataset_name, r.n_questions_planned,
+SELECT r.run_key, r.name, r.strategy, r.actor_model, r.judge_model, r.dataset_name, r.dataset_sha256, r.dataset_split,
+       r.n_questions_planned,
        s.n_rows, s.n_judged, s.n_correct, s.micro, t.macro, t.n_types, s.abstention, s.n_abstention, s.n_errors,
        r.status
 FROM runs r LEFT JOIN s USING (run_key) LEFT JOIN t USING (run_key)""",

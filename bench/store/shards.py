@@ -12,14 +12,15 @@ import hashlib
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import pyarrow.parquet as pq
 
 from bench.errors import UserError
-from bench.store.rows import question_rows, run_row
+from bench.store.contract import QuestionResult, RunManifest
+from bench.store.db import arrow_table, connect, format_error, sql
+from bench.store.rows import now, question_rows, run_row
 from bench.store.schema import QUESTION_TABLES, columns
-from bench.store.writer import arrow_table, connect, ensure_schema, sql
 
 
 def _safe(s: str) -> str:
@@ -27,28 +28,44 @@ def _safe(s: str) -> str:
     return f"{clean}-{hashlib.blake2b(s.encode(), digest_size=4).hexdigest()}"
 
 
-def _write_atomic(path: Path, table: str, rows: list[dict]) -> None:
+def _write_atomic(path: Path, table: str, rows: list[dict[str, Any]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     pq.write_table(arrow_table(table, rows), tmp)
     os.replace(tmp, path)
 
 
+def _check_run_files(files: list[str], where: str) -> None:
+    """Refuse shards of another format version (run files without the column are format 0)."""
+    found: list[int | None] = []
+    for f in files:
+        t = pq.read_table(f)
+        found += t.column("format_version").to_pylist() if "format_version" in t.column_names else [None]
+    err = format_error(where, found)
+    if err:
+        raise err
+
+
 class ShardWriter:
+    """A `ResultSink` writing Parquet shards into one folder (one sweep job)."""
+
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
+        _check_run_files(_files(self.folder, "runs"), f"shard folder {self.folder}")
 
     def _file(self, table: str, run_key: str, qid: str | None = None) -> Path:
         name = _safe(run_key) if qid is None else f"{_safe(run_key)}__{_safe(qid)}"
         return self.folder / table / f"{name}.parquet"
 
-    def upsert_run(self, run_key: str, manifest: Mapping[str, Any]) -> None:
-        _write_atomic(self._file("runs", run_key), "runs", [run_row(run_key, manifest)])
+    def upsert_run(self, run: RunManifest) -> None:
+        f = self._file("runs", run.run_key)
+        row = run_row(run)
+        if f.exists():  # an existing run keeps its start, as in the DuckDB store
+            row["started_at"] = pq.read_table(f).to_pylist()[0]["started_at"]
+        _write_atomic(f, "runs", [row])
 
     def finish_run(self, run_key: str, status: str = "finished") -> None:
-        from bench.store.rows import now
-
         f = self._file("runs", run_key)
         if not f.exists():
             return
@@ -56,25 +73,20 @@ class ShardWriter:
         row.update(finished_at=now(), status=status)
         _write_atomic(f, "runs", [row])
 
-    def done_question_ids(self, run_key: str) -> set[str]:
-        d = self.folder / "samples"
+    def _samples(self, run_key: str) -> list[dict[str, Any]]:
         prefix = f"{_safe(run_key)}__"
-        files = [p for p in d.glob("*.parquet") if p.name.startswith(prefix)] if d.exists() else []
-        return {r["question_id"] for p in files for r in pq.read_table(p, columns=["question_id"]).to_pylist()}
+        files = [p for p in (self.folder / "samples").glob(f"{prefix}*.parquet") if p.name.startswith(prefix)]
+        return [r for p in files for r in pq.read_table(p, columns=["question_id", "error"]).to_pylist()]
 
-    def write_question(
-        self,
-        run_key: str,
-        sample: Mapping[str, Any],
-        calls: Iterable[Any] = (),
-        turns: Iterable[Any] = (),
-        judgments: Iterable[Any] = (),
-        *,
-        replace: bool = False,
-    ) -> bool:
-        rows = question_rows(run_key, sample, calls, turns, judgments)
-        qid = rows["samples"][0]["question_id"]
-        marker = self._file("samples", run_key, qid)
+    def done_ids(self, run_key: str) -> set[str]:
+        return {r["question_id"] for r in self._samples(run_key)}
+
+    def errored_ids(self, run_key: str) -> set[str]:
+        return {r["question_id"] for r in self._samples(run_key) if r["error"] is not None}
+
+    def write_question(self, run_key: str, result: QuestionResult, *, replace: bool = False) -> bool:
+        rows = question_rows(run_key, result)
+        marker = self._file("samples", run_key, result.question_id)
         if marker.exists() and not replace:
             return False
         if marker.exists():
@@ -82,7 +94,7 @@ class ShardWriter:
         for t in QUESTION_TABLES:
             if t == "samples":
                 continue
-            f = self._file(t, run_key, qid)
+            f = self._file(t, run_key, result.question_id)
             if rows[t]:
                 _write_atomic(f, t, rows[t])
             elif f.exists():
@@ -90,8 +102,37 @@ class ShardWriter:
         _write_atomic(marker, "samples", rows["samples"])
         return True
 
-    def close(self) -> None:  # same surface as Store
+    def close(self) -> None:
         pass
+
+
+class SweepSink(ShardWriter):
+    """The sink of one sweep job: writes shards, and counts as done (or errored) what its shards hold plus what
+    earlier sweeps already merged into the results file, so a re-run sweep computes nothing twice even after
+    its shards were cleaned up. A shard copy of a question stands for it over the merged copy (it is newer)."""
+
+    def __init__(self, folder: str | Path, db_path: str | Path) -> None:
+        super().__init__(folder)
+        self.db_path = Path(db_path)
+
+    def _merged(self, run_key: str) -> tuple[set[str], set[str]]:
+        from bench.store.db import FileLocked
+        from bench.store.reader import Results
+
+        if not self.db_path.exists():
+            return set(), set()
+        try:
+            with Results(self.db_path) as r:
+                return r.done_ids(run_key), r.errored_ids(run_key)
+        except FileLocked:  # a writer holds the file: the shards alone decide
+            return set(), set()
+
+    def done_ids(self, run_key: str) -> set[str]:
+        return super().done_ids(run_key) | self._merged(run_key)[0]
+
+    def errored_ids(self, run_key: str) -> set[str]:
+        in_shards = super().done_ids(run_key)
+        return super().errored_ids(run_key) | (self._merged(run_key)[1] - in_shards)
 
 
 def _files(folder: Path, table: str) -> list[str]:
@@ -115,45 +156,44 @@ def _shard_folders(folders: list[Path]) -> list[Path]:
 
 
 def merge_shards(glob_or_folder: str | Path, db_path: str | Path) -> int:
-    """Load shard folders (a folder, or a glob of folders) into db_path; returns questions newly added.
+    """Load shard folders (a folder, or a glob of folders) into db_path; returns the questions added or replaced.
 
-    Questions already in the DB are left as they are; runs are upserted (the shard's status wins)."""
+    A question missing from the DB is added; one whose shard copy is newer (answered_at) than the DB's replaces
+    it (a retried question); anything else is left as it is, so merging twice changes nothing. Runs are
+    upserted (the shard's status wins). Raises UserError for no shards or shards of another format version."""
     pattern = str(glob_or_folder)
-    folders = [Path(p) for p in sorted(_glob.glob(pattern, recursive=True)) if Path(p).is_dir()]
-    folders = _shard_folders(folders)
+    folders = _shard_folders([Path(p) for p in sorted(_glob.glob(pattern, recursive=True)) if Path(p).is_dir()])
     if not folders:
         raise UserError(f"no shard folder matches {pattern}; pass the folder the ShardWriter wrote to")
     files = {t: [f for d in folders for f in _files(d, t)] for t in ("runs", *QUESTION_TABLES)}
     if not files["samples"] and not files["runs"]:
         raise UserError(f"{pattern} holds no shards (expected samples/*.parquet); check the folder")
+    _check_run_files(files["runs"], f"shards under {pattern}")
     con = connect(db_path)
     try:
-        ensure_schema(con)
         sql(con, "BEGIN TRANSACTION")
         try:
             if files["runs"]:
                 cols = columns("runs")
                 sets = ", ".join(f"{c} = excluded.{c}" for c in cols if c not in ("run_key", "started_at"))
-                sql(
-                    con,
-                    f"INSERT INTO runs BY NAME SELECT {', '.join(cols)} FROM read_parquet(?, union_by_name=true) "
-                    f"ON CONFLICT (run_key) DO UPDATE SET {sets}", [files["runs"]])
+                sql(con, f"INSERT INTO runs BY NAME SELECT {', '.join(cols)} FROM read_parquet(?, union_by_name=true) "
+                         f"ON CONFLICT (run_key) DO UPDATE SET {sets}", [files["runs"]])
             added = 0
             if files["samples"]:
-                sql(
-                    con,
-                    "CREATE OR REPLACE TEMP TABLE _new_q AS SELECT DISTINCT s.run_key, s.question_id "
-                    "FROM read_parquet(?, union_by_name=true) s ANTI JOIN samples USING (run_key, question_id)",
-                    [files["samples"]])
+                sql(con, "CREATE OR REPLACE TEMP TABLE _new_q AS SELECT s.run_key, s.question_id "
+                         "FROM read_parquet(?, union_by_name=true) s LEFT JOIN samples d USING (run_key, question_id) "
+                         "WHERE d.question_id IS NULL OR s.answered_at > d.answered_at "
+                         "QUALIFY row_number() OVER (PARTITION BY s.run_key, s.question_id "
+                         "ORDER BY s.answered_at DESC) = 1", [files["samples"]])
                 added = sql(con, "SELECT count(*) FROM _new_q")[0][0]
                 for t in QUESTION_TABLES:
-                    if not files[t]:
-                        continue
-                    cols = ", ".join(f"x.{c}" for c in columns(t))
-                    sql(
-                        con,
-                        f"INSERT OR IGNORE INTO {t} BY NAME SELECT {cols} FROM read_parquet(?, union_by_name=true) x "
-                        "SEMI JOIN _new_q USING (run_key, question_id)", [files[t]])
+                    sql(con, f"DELETE FROM {t} USING _new_q n WHERE {t}.run_key = n.run_key "
+                             f"AND {t}.question_id = n.question_id")
+                    if files[t]:
+                        cols_t = ", ".join(f"x.{c}" for c in columns(t))
+                        sql(con, f"INSERT OR IGNORE INTO {t} BY NAME SELECT {cols_t} FROM "
+                                 "read_parquet(?, union_by_name=true) x SEMI JOIN _new_q USING (run_key, question_id)",
+                            [files[t]])
                 sql(con, "DROP TABLE _new_q")
             sql(con, "COMMIT")
         except BaseException:

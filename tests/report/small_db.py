@@ -6,7 +6,7 @@ import random
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from bench.store import Store
+from bench.store import CallRow, JudgmentRow, QuestionResult, RunManifest, SampleRow, Store, TurnRow
 
 TYPES = ["single-session-user", "single-session-preference", "single-session-assistant", "multi-session",
          "temporal-reasoning", "knowledge-update"]
@@ -16,7 +16,7 @@ QIDS = [(f"q{ABBR[t]}{i}" + ("_abs" if i == 1 and t in ("multi-session", "knowle
         for t in TYPES for i in range(2)]
 
 
-def _turns(strategy: str, n: int = 30) -> list[dict]:
+def _turns(strategy: str, n: int = 30) -> list[TurnRow]:
     out, size = [], 0
     for i in range(n):
         if strategy == "om":
@@ -27,9 +27,9 @@ def _turns(strategy: str, n: int = 30) -> list[dict]:
         else:
             size, ev = size + 900, []
         cached = 0 if ev else max(size - 900, 0)
-        out.append({"turn": i, "sim_time": datetime(2023, 5, 1) + timedelta(minutes=i), "prompt_tokens": size,
-                    "events": ev, "cache": {"openai": {"cached": cached, "prefill": size - cached},
-                                            "anthropic": {"cached": cached // 2, "prefill": size - cached // 2}}})
+        out.append(TurnRow(turn=i, sim_time=datetime(2023, 5, 1) + timedelta(minutes=i), prompt_tokens=size,
+                           events=tuple(ev), cache={"openai": {"cached": cached, "prefill": size - cached},
+                                                    "anthropic": {"cached": cached // 2, "prefill": size - cached // 2}}))
     return out
 
 
@@ -45,34 +45,36 @@ def build_small_db(path: Path, seed: int = 0) -> dict[str, dict[str, bool]]:
     with Store(path) as store:
         for rk, (strategy, om, p) in runs.items():
             cfg = {"strategy": {"name": strategy, **({"om": om} if om else {})}, "api_key": "sk-secretsecretsecret0"}
-            store.upsert_run(rk, {"name": rk, "strategy": strategy, "config": cfg, "n_questions_planned": 500,
-                                  "actor_model": "offline/echo", "judge_model": "offline/judge",
-                                  "dataset_name": "longmemeval_s", "tokenizer": "o200k_base"})
+            store.upsert_run(RunManifest(run_key=rk, name=rk, strategy=strategy, config=cfg, n_questions_planned=500,
+                                         actor_model="offline/echo", judge_model="offline/judge",
+                                         dataset_name="longmemeval_s", tokenizer="o200k_base"))
             labels[rk] = {}
             for qid, qtype in QIDS:
                 lab = rnd.random() < p
                 labels[rk][qid] = lab
                 turns = _turns(strategy)
                 last = turns[-1]
-                calls = [{"role": "actor", "model": "offline/echo", "prompt_tokens": last["prompt_tokens"],
-                          "completion_tokens": 20, "cost_usd": last["prompt_tokens"] * 1e-6,
-                          "cache": {k: {**v, "write": 0, "cost_usd": v["prefill"] * 1e-6}
-                                    for k, v in last["cache"].items()}},
-                         {"role": "judge", "model": "offline/judge", "prompt_tokens": 200, "cost_usd": 1e-4}]
+                size = last.prompt_tokens or 0
+                calls = [{"role": "actor", "model": "offline/echo", "phase": "answer", "prompt_tokens": size,
+                          "completion_tokens": 20, "cost_usd": size * 1e-6,
+                          "cache": {k: {**v, "write": 0, "cost_usd": v["prefill"] * 1e-6} for k, v in last.cache.items()}},
+                         {"role": "judge", "model": "offline/judge", "phase": "judge", "prompt_tokens": 200, "cost_usd": 1e-4}]
                 if strategy == "om":
-                    calls.insert(0, {"role": "observer", "model": "offline/obs", "prompt_tokens": 5000,
+                    calls.insert(0, {"role": "observer", "model": "offline/obs", "phase": "ingest", "prompt_tokens": 5000,
                                      "cost_usd": 5e-3, "cache": {"openai": {"cached": 0, "prefill": 5000, "write": 0}}})
-                store.write_question(rk, {"question_id": qid, "question_type": qtype, "hypothesis": f"answer {qid}",
-                                          "label": lab, "label_strict": lab, "judge_raw": "yes" if lab else "no",
-                                          "judge_model": "offline/judge", "cost_usd": sum(c["cost_usd"] for c in calls)},
-                                     calls, turns, [{"raw": "yes" if lab else "no", "label": lab, "judge_model": "offline/judge"}])
+                sample = SampleRow(question_id=qid, question_type=qtype, hypothesis=f"answer {qid}", label=lab,
+                                   label_strict=lab, judge_raw="yes" if lab else "no", judge_model="offline/judge",
+                                   cost_usd=sum(float(c["cost_usd"]) for c in calls))
+                store.write_question(rk, QuestionResult(
+                    sample, [CallRow(call_idx=i, **c) for i, c in enumerate(calls)], turns,
+                    [JudgmentRow(repeat_idx=0, raw="yes" if lab else "no", label=lab, judge_model="offline/judge")]))
             store.finish_run(rk)
         # An imported external system: accuracy only.
         ext = {qid: rnd.random() < 0.8 for qid, _ in QIDS}
-        store.upsert_run("external:zep", {"name": "zep", "strategy": "external:zep", "n_questions_planned": 500,
-                                          "status": "imported"})
+        store.upsert_run(RunManifest(run_key="external:zep", name="zep", strategy="external:zep",
+                                     n_questions_planned=500, status="imported"))
         for qid, qtype in QIDS:
-            store.write_question("external:zep", {"question_id": qid, "question_type": qtype, "label": ext[qid],
-                                                  "judge_model": "gpt-4o-2024-08-06"})
+            store.write_question("external:zep", QuestionResult(SampleRow(
+                question_id=qid, question_type=qtype, label=ext[qid], judge_model="gpt-4o-2024-08-06")))
         labels["external:zep"] = ext
     return labels

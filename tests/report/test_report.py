@@ -6,7 +6,7 @@ import pytest
 from bench.cli import main
 from bench.report import build_report
 from bench.report.figures import pareto_front
-from bench.store import Store
+from bench.store import QuestionResult, RunManifest, SampleRow, Store
 from tests.report.small_db import build_small_db
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -46,9 +46,9 @@ def test_report_writes_pngs_and_references_them(small_db, tmp_path, capsys):
 def test_figures_degrade_gracefully(tmp_path):
     db = tmp_path / "only_acc.duckdb"
     with Store(db) as s:
-        s.upsert_run("r", {"strategy": "rag", "n_questions_planned": 2})
-        s.write_question("r", {"question_id": "a", "question_type": "multi-session", "label": True})
-        s.write_question("r", {"question_id": "b", "question_type": "knowledge-update", "label": False})
+        s.upsert_run(RunManifest(run_key="r", name="r", strategy="rag", n_questions_planned=2))
+        s.write_question("r", QuestionResult(SampleRow(question_id="a", question_type="multi-session", label=True)))
+        s.write_question("r", QuestionResult(SampleRow(question_id="b", question_type="knowledge-update", label=False)))
     rep = build_report(db, tmp_path / "out")
     made = {f.name for f in rep.figures if f.path}
     assert made == {"accuracy_by_type"}

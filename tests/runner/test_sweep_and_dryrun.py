@@ -33,7 +33,7 @@ def test_joblib_sweep_merges_and_rerun_adds_nothing(tmp_path) -> None:
     second = ombench(*args)
     assert second.returncode == 0, second.stderr[-2000:]
     assert _db_counts(tmp_path / "bench.duckdb") == (runs, samples, calls)
-    assert "0 new rows" in second.stdout
+    assert "0 questions added or retried" in second.stdout
 
 
 def test_dry_run_prices_with_real_models_offline(tmp_path, capsys) -> None:

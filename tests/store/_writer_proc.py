@@ -3,28 +3,28 @@
 import sys
 import time
 
-from bench.store import Store
+from bench.store import CallRow, JudgmentRow, QuestionResult, RunManifest, SampleRow, Store, TurnRow
 
 
-def question(i: int) -> tuple[dict, list, list, list]:
+def question(i: int) -> QuestionResult:
     qid = f"q{i:03d}"
-    calls = [{"role": "actor", "model": "m", "prompt_tokens": 100 + i,
-              "cache": {"openai": {"cached": i, "prefill": 100, "write": 0}}} for _ in range(20)]
-    turns = [{"turn": t, "prompt_tokens": t * 10} for t in range(30)]
-    return ({"question_id": qid, "question_type": "multi-session", "hypothesis": f"h{i}", "label": i % 3 == 0},
-            calls, turns, [{"raw": "yes", "label": i % 3 == 0}])
+    calls = [CallRow(call_idx=k, role="actor", model="m", phase="answer", prompt_tokens=100 + i,
+                     cache={"openai": {"cached": i, "prefill": 100, "write": 0}}) for k in range(20)]
+    turns = [TurnRow(turn=t, prompt_tokens=t * 10) for t in range(30)]
+    return QuestionResult(SampleRow(question_id=qid, question_type="multi-session", hypothesis=f"h{i}", label=i % 3 == 0),
+                          calls, turns, [JudgmentRow(repeat_idx=0, raw="yes", label=i % 3 == 0)])
 
 
 def main(db: str, n: int, delay: float) -> None:
     store = Store(db)
-    store.upsert_run("run", {"strategy": "om", "n_questions_planned": n})
-    done = store.done_question_ids("run")
+    store.upsert_run(RunManifest(run_key="run", name="run", strategy="om", n_questions_planned=n))
+    done = store.done_ids("run")
     for i in range(n):
-        s, c, t, j = question(i)
-        if s["question_id"] in done:
+        q = question(i)
+        if q.question_id in done:
             continue
-        store.write_question("run", s, c, t, j)
-        print(f"written {s['question_id']}", flush=True)
+        store.write_question("run", q)
+        print(f"written {q.question_id}", flush=True)
         time.sleep(delay)
     store.finish_run("run")
     store.close()

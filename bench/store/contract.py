@@ -1,0 +1,199 @@
+"""The results contract: what a run records, and the one protocol every place results go implements.
+
+A run is one `RunManifest` (its fields are the columns of the `runs` table). A question is one `QuestionResult`:
+its `SampleRow` with the `CallRow`s, `TurnRow`s and `JudgmentRow`s measured on the way, written together or not
+at all. A `ResultSink` takes both and answers which questions are done and which recorded an error, so a re-run
+computes only what is missing or failed. Implementations: `Store` (DuckDB), `ShardWriter` (Parquet shards of one
+sweep job), `SweepSink` (a job's shards plus the merged results file) and the dry run's in-memory sink.
+
+`FORMAT_VERSION` is stamped on every run row and every shard; a results file of another version is refused with a
+one-line error (see `bench.store.db.check_format`). Bump it whenever a table's columns change meaning or shape.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Mapping, Protocol, Sequence
+
+from bench.records import CallRecord
+
+# 1: runs.format_version, samples.checkpoint_restored; provenance columns filled (before: no version, "format 0").
+FORMAT_VERSION = 1
+
+# Per cache profile: {"cached": tokens, "prefill": tokens, "write": tokens, "cost_usd": USD} (as the simulators give)
+CacheByProfile = Mapping[str, Mapping[str, float]]
+
+
+@dataclass(frozen=True)
+class RunManifest:
+    """One row of `runs`: what was run, on which code, packages and data. Field order is the column order."""
+
+    run_key: str
+    name: str  # the experiment name (a sweep job adds its overrides)
+    strategy: str
+    config: Mapping[str, Any] = field(default_factory=dict)  # the resolved Hydra config; secrets scrubbed on write
+    git_commit: str | None = None
+    git_dirty: bool | None = None
+    package_versions: Mapping[str, str | None] = field(default_factory=dict)
+    dataset_name: str | None = None
+    dataset_sha256: str | None = None
+    dataset_split: str | None = None  # "oracle", "S (cleaned)", "synthetic", ...
+    n_questions_planned: int | None = None
+    tokenizer: str | None = None
+    price_map_version: str | None = None
+    actor_model: str | None = None
+    judge_model: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)  # anything else worth keeping (run spec, data path)
+    started_at: datetime | None = None  # None: now, on first write (an existing run keeps its start)
+    finished_at: datetime | None = None
+    status: str = "running"  # running | finished | imported
+    format_version: int = FORMAT_VERSION
+
+
+@dataclass(frozen=True)
+class SampleRow:
+    """One row of `samples` (less run_key): the answer to one question and its verdict."""
+
+    question_id: str
+    question_type: str | None = None
+    is_abstention: bool | None = None  # None: the official rule (`_abs` in the id)
+    hypothesis: str | None = None
+    label: bool | None = None
+    label_strict: bool | None = None
+    judge_raw: str | None = None
+    judge_model: str | None = None
+    prompt_tokens: int | None = None  # the Actor's answer calls, tokens
+    completion_tokens: int | None = None
+    cost_usd: float | None = None  # every real call of the question, USD
+    error: str | None = None  # set when a call failed after its retries: the next run retries the question
+    checkpoint_restored: bool | None = None  # True when ingestion came from a checkpoint, not a replay
+    answered_at: datetime | None = None  # None: now, on write
+
+
+@dataclass(frozen=True)
+class CallRow:
+    """One row of `calls` (less run_key, question_id) plus its per-profile simulated cache numbers (`call_cache`)."""
+
+    call_idx: int
+    role: str  # actor | observer | reflector | judge | summarizer | embedder
+    model: str
+    phase: str  # ingest | answer | judge
+    simulated: bool = False  # an Actor prompt measured during replay, never sent
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_reported: int = 0  # provider-reported cached prompt tokens
+    cache_write_reported: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    response_cache_hit: bool = False
+    retries: int = 0
+    error: str | None = None
+    sim_time: datetime | None = None  # the replay clock when the call was issued
+    cache: CacheByProfile = field(default_factory=dict)
+
+    @classmethod
+    def from_record(cls, rec: CallRecord, idx: int, phase: str | None = None) -> CallRow:
+        """The row of a gateway/replay `CallRecord`; phase defaults to what the role implies."""
+        return cls(
+            call_idx=idx, role=rec.role, model=rec.model, phase=phase or phase_of(rec.role, rec.simulated),
+            simulated=rec.simulated, prompt_tokens=rec.prompt_tokens, completion_tokens=rec.completion_tokens,
+            cached_reported=rec.cached_tokens_reported, cache_write_reported=rec.cache_write_tokens_reported,
+            cost_usd=rec.cost_usd, latency_s=rec.latency_s, response_cache_hit=rec.response_cache_hit,
+            retries=rec.retries, error=rec.error, sim_time=rec.sim_time, cache=dict(rec.cache),
+        )
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CallRow:
+        """From a JSON-decoded row (an ingestion checkpoint); CallRecord field names are accepted too."""
+        m = dict(d)
+        m.setdefault("cached_reported", m.get("cached_tokens_reported") or 0)
+        m.setdefault("cache_write_reported", m.get("cache_write_tokens_reported") or 0)
+        m.setdefault("phase", phase_of(str(m.get("role")), bool(m.get("simulated"))))
+        m["sim_time"] = parse_time(m.get("sim_time"))
+        m["cache"] = m.get("cache") or {}
+        return cls(**_known(cls, m))
+
+
+@dataclass(frozen=True)
+class TurnRow:
+    """One row of `turns` (less run_key, question_id): the Actor prompt at one replayed user turn."""
+
+    turn: int
+    sim_time: datetime | None = None
+    prompt_tokens: int | None = None
+    events: tuple[str, ...] = ()  # memory events of the turn: observe, reflect, activate, compact, ...
+    cache: CacheByProfile = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TurnRow:
+        """From the replay driver's turn dict (or its JSON in a checkpoint)."""
+        ev = d.get("events") or ()
+        events = tuple(e for e in ev.split(",") if e) if isinstance(ev, str) else tuple(map(str, ev))
+        return cls(turn=int(d["turn"]), sim_time=parse_time(d.get("sim_time")),
+                   prompt_tokens=None if d.get("prompt_tokens") is None else int(d["prompt_tokens"]),
+                   events=events, cache=d.get("cache") or {})
+
+
+@dataclass(frozen=True)
+class JudgmentRow:
+    """One row of `judgments` (less run_key, question_id): one judge repeat."""
+
+    repeat_idx: int
+    judge_model: str | None = None
+    raw: str | None = None
+    label: bool | None = None
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    """Everything one question writes, in one transaction (or one set of shard files)."""
+
+    sample: SampleRow
+    calls: Sequence[CallRow] = ()
+    turns: Sequence[TurnRow] = ()
+    judgments: Sequence[JudgmentRow] = ()
+
+    @property
+    def question_id(self) -> str:
+        return self.sample.question_id
+
+
+class ResultSink(Protocol):
+    """Where a run's results go. Writes are idempotent per (run_key, question_id)."""
+
+    def upsert_run(self, run: RunManifest) -> None:
+        """Insert the run or update its fields (an existing run keeps its started_at)."""
+
+    def finish_run(self, run_key: str, status: str = "finished") -> None: ...
+
+    def done_ids(self, run_key: str) -> set[str]:
+        """Question ids with a stored sample (errored or not)."""
+
+    def errored_ids(self, run_key: str) -> set[str]:
+        """The subset of done_ids whose sample recorded an error: a re-run computes these again."""
+
+    def write_question(self, run_key: str, result: QuestionResult, *, replace: bool = False) -> bool:
+        """Write one question's rows together. False (nothing written) when it is stored and replace is False."""
+
+    def close(self) -> None: ...
+
+
+def phase_of(role: str, simulated: bool) -> str:
+    if role == "judge":
+        return "judge"
+    return "answer" if role in ("actor", "reader") and not simulated else "ingest"
+
+
+def parse_time(v: Any) -> datetime | None:
+    """A naive datetime (any offset dropped, as DuckDB TIMESTAMP keeps it) from a datetime or ISO string."""
+    if v is None or v == "":
+        return None
+    t = v if isinstance(v, datetime) else datetime.fromisoformat(str(v))
+    return t.replace(tzinfo=None)
+
+
+def _known(cls: type, m: Mapping[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {k: v for k, v in m.items() if k in names}

@@ -1,0 +1,94 @@
+"""Opening a DuckDB results file: connection, schema, and the format-version check every opener goes through."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+import duckdb
+import pyarrow as pa
+
+from bench.errors import UserError
+from bench.store.contract import FORMAT_VERSION
+from bench.store.schema import arrow_schema, ddl, view_ddl
+
+Connection = duckdb.DuckDBPyConnection
+
+
+class FileLocked(UserError):
+    """Another process holds the results file open for writing."""
+
+
+def connect(path: str | Path, read_only: bool = False) -> Connection:
+    """A connection to the results file (created unless read_only). Raises UserError when the file is missing
+    (read_only), locked by another process, or of another format version."""
+    p = Path(path)
+    if read_only and not p.exists():
+        raise UserError(f"DuckDB file {p} not found; run `ombench run` first or pass the right --db")
+    if not read_only:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        con = duckdb.connect(str(p), read_only=read_only)
+    except duckdb.IOException as exc:
+        msg = str(exc).splitlines()[0]
+        raise FileLocked(f"cannot open {p}: {msg}; close the other process using it or write to shards") from exc
+    try:
+        check_format(con, p)
+        if not read_only:
+            ensure_schema(con)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def sql(con: Connection, statement: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+    """Execute and fetch everything (DuckDB refuses new work while a result is unfinished)."""
+    return con.execute(statement, params or []).fetchall()
+
+
+def ensure_schema(con: Connection) -> None:
+    for stmt in ddl() + view_ddl():
+        sql(con, stmt)
+
+
+def format_error(what: str, found: Iterable[int | None]) -> UserError | None:
+    """The one-line error for results of another format version, or None when all are current."""
+    versions = sorted({0 if v is None else int(v) for v in found})
+    other = [v for v in versions if v != FORMAT_VERSION]
+    if not other:
+        return None
+    v = other[-1]
+    if v > FORMAT_VERSION:
+        fix = "upgrade om-bench (git pull && make bench) or write to another file (output.db=...)"
+    else:
+        fix = "move it aside or pass a new output.db=... (older files are not migrated)"
+    age = "newer" if v > FORMAT_VERSION else "older"
+    label = "format 0 (written before format versions)" if v == 0 else f"format {v}"
+    return UserError(f"{what} holds results of {label}, {age} than this om-bench's format {FORMAT_VERSION}: {fix}")
+
+
+def check_format(con: Connection, path: Path) -> None:
+    """Refuse a results file written by another format version (a file without tables is new: fine)."""
+    cols = {r[0] for r in sql(con, "SELECT column_name FROM information_schema.columns WHERE table_name = 'runs'")}
+    if not cols:
+        return
+    found = [r[0] for r in sql(con, "SELECT DISTINCT format_version FROM runs")] if "format_version" in cols else [None]
+    err = format_error(str(path), found)
+    if err:
+        raise err
+
+
+def arrow_table(table: str, rows: list[dict[str, Any]]) -> pa.Table:
+    schema = arrow_schema(table)
+    return pa.Table.from_pylist([{c: r.get(c) for c in schema.names} for r in rows], schema=schema)
+
+
+def insert_rows(con: Connection, table: str, rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    con.register("_ombench_rows", arrow_table(table, rows))
+    try:
+        sql(con, f"INSERT INTO {table} BY NAME SELECT * FROM _ombench_rows")
+    finally:
+        con.unregister("_ombench_rows")
