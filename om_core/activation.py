@@ -9,6 +9,8 @@ import math
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
+from om_core.errors import ConfigError
+
 
 def resolve_buffer_tokens(buffer_tokens: float | int | bool | None, message_tokens: int,
                           knob: str = "observation.buffer_tokens") -> int | None:
@@ -21,10 +23,10 @@ def resolve_buffer_tokens(buffer_tokens: float | int | bool | None, message_toke
     if buffer_tokens is True:
         buffer_tokens = 0.2
     if not isinstance(buffer_tokens, (int, float)) or buffer_tokens <= 0:
-        raise ValueError(f"{knob}: must be a ratio in (0, 1), an absolute token count, or False; got {buffer_tokens!r}")
+        raise ConfigError(f"{knob}: must be a ratio in (0, 1), an absolute token count, or False; got {buffer_tokens!r}")
     value = round(message_tokens * buffer_tokens) if buffer_tokens < 1 else int(buffer_tokens)
     if value >= message_tokens:
-        raise ValueError(f"{knob}: {value} must be smaller than observation.message_tokens ({message_tokens}); "
+        raise ConfigError(f"{knob}: {value} must be smaller than observation.message_tokens ({message_tokens}); "
                          "lower it or use a ratio like 0.2")
     return max(1, value)
 
@@ -37,13 +39,13 @@ def activation_ratio(buffer_activation: float | int, message_tokens: int,
     """
     ba = buffer_activation
     if isinstance(ba, bool) or not isinstance(ba, (int, float)) or ba <= 0:
-        raise ValueError(f"{knob}: must be a ratio in (0, 1] or an absolute token count ≥ 1000; got {ba!r}")
+        raise ConfigError(f"{knob}: must be a ratio in (0, 1] or an absolute token count ≥ 1000; got {ba!r}")
     if ba <= 1:
         return float(ba)
     if ba < 1000:
-        raise ValueError(f"{knob}: {ba} is invalid; use a ratio in (0, 1] or an absolute token count ≥ 1000")
+        raise ConfigError(f"{knob}: {ba} is invalid; use a ratio in (0, 1] or an absolute token count ≥ 1000")
     if ba >= message_tokens:
-        raise ValueError(f"{knob}: retaining {ba} tokens must be less than observation.message_tokens ({message_tokens})")
+        raise ConfigError(f"{knob}: retaining {ba} tokens must be less than observation.message_tokens ({message_tokens})")
     return 1.0 - ba / message_tokens
 
 
@@ -57,10 +59,10 @@ def retention_floor(message_tokens: int, buffer_activation: float | int | None) 
 def resolve_block_after(block_after: float | int, threshold: int, knob: str = "observation.block_after") -> int:
     """[1, 100) is a multiplier of `threshold`, ≥ 100 is absolute; the result must be ≥ threshold."""
     if isinstance(block_after, bool) or not isinstance(block_after, (int, float)) or block_after < 1:
-        raise ValueError(f"{knob}: must be a multiplier in [1, 100) or an absolute token count ≥ 100; got {block_after!r}")
+        raise ConfigError(f"{knob}: must be a multiplier in [1, 100) or an absolute token count ≥ 100; got {block_after!r}")
     value = round(threshold * block_after) if block_after < 100 else int(block_after)
     if value < threshold:
-        raise ValueError(f"{knob}: {value} tokens is below the threshold ({threshold}); raise it to at least that")
+        raise ConfigError(f"{knob}: {value} tokens is below the threshold ({threshold}); raise it to at least that")
     return value
 
 

@@ -2,16 +2,18 @@
 
 Knobs left at `None` mean "Mastra's automatic default", resolved by the `OMConfig` properties: async
 buffering is on in thread scope and off in resource scope, and never exists in the m11 profile.
-Every invalid value raises ValueError with one line naming the knob and the fix.
+Every invalid value raises `ConfigError` (an `OMError` and a `ValueError`) with one line naming the knob
+and the fix.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Literal, Mapping
+from typing import Any, Collection, Literal, Mapping
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from om_core.errors import ConfigError
 from om_core.activation import (
     activation_ratio,
     resolve_block_after,
@@ -187,7 +189,7 @@ class OMConfig:
             r.setdefault("enabled", True)
             kwargs["retrieval"] = _sub(RetrievalConfig, r, "retrieval")
         elif retrieval is not None:
-            raise ValueError("retrieval: expected true/false or a mapping {scope, instructions}")
+            raise ConfigError("retrieval: expected true/false or a mapping {scope, instructions}")
         return cls(**kwargs)
 
     def with_overrides(self, **changes: Any) -> "OMConfig":
@@ -201,18 +203,18 @@ def _snake(key: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
 
 
-def _check_keys(data: Mapping[str, Any], cls: type, prefix: str, skip: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+def _check_keys(data: Mapping[str, Any], cls: type, prefix: str, skip: Collection[str] = ()) -> None:
     known = {f.name for f in fields(cls)} | set(skip)
     for key in data:
         if key not in known:
-            raise ValueError(f"{prefix}{key}: unknown OM config knob; valid knobs are {sorted(known)}")
+            raise ConfigError(f"{prefix}{key}: unknown OM config knob; valid knobs are {sorted(known)}")
 
 
 def _sub(cls: type, data: Any, name: str) -> Any:
     if isinstance(data, cls):
         return data
     if not isinstance(data, Mapping):
-        raise ValueError(f"{name}: expected a mapping of knobs, got {type(data).__name__}")
+        raise ConfigError(f"{name}: expected a mapping of knobs, got {type(data).__name__}")
     d = {_snake(k): v for k, v in data.items()}
     _check_keys(d, cls, f"{name}.")
     return cls(**d)
@@ -226,21 +228,21 @@ _UNIT_MS = {"ms": 1, "s": 1000, "sec": 1000, "m": _MINUTE, "min": _MINUTE, "h": 
 def parse_duration_ms(value: int | float | str, knob: str = "activate_after_idle") -> int:
     """Milliseconds from an int (ms) or a string like "5m", "1hr", "30s"."""
     if isinstance(value, bool):
-        raise ValueError(f"{knob}: expected milliseconds, a duration like '5m'/'1hr', or 'auto'")
+        raise ConfigError(f"{knob}: expected milliseconds, a duration like '5m'/'1hr', or 'auto'")
     if isinstance(value, (int, float)):
         if value <= 0:
-            raise ValueError(f"{knob}: must be a positive duration, got {value}")
+            raise ConfigError(f"{knob}: must be a positive duration, got {value}")
         return int(value)
     m = _DURATION.match(str(value))
     if not m:
-        raise ValueError(f"{knob}: cannot parse {value!r}; use milliseconds, '5m', '1hr', or 'auto'")
+        raise ConfigError(f"{knob}: cannot parse {value!r}; use milliseconds, '5m', '1hr', or 'auto'")
     return int(float(m.group(1)) * _UNIT_MS[m.group(2).lower()])
 
 
 def auto_idle_ttl_ms(model: str, *, prompt_cache_retention: str | None = None) -> int:
     """The provider's prompt-cache TTL for `activate_after_idle='auto'` (spec §2.8)."""
     if not model:
-        raise ValueError("activate_after_idle='auto': set actor_model so the provider cache TTL can be chosen")
+        raise ConfigError("activate_after_idle='auto': set actor_model so the provider cache TTL can be chosen")
     m = model.lower()
     provider, _, name = m.rpartition("/")
     openai_name = re.match(r"^(gpt-|o\d|chatgpt|text-|davinci|babbage)", name)
@@ -260,50 +262,50 @@ def auto_idle_ttl_ms(model: str, *, prompt_cache_retention: str | None = None) -
 def _validate(cfg: OMConfig) -> None:
     o, r = cfg.observation, cfg.reflection
     if cfg.profile not in ("m11", "m31"):
-        raise ValueError(f"profile: must be 'm11' or 'm31', got {cfg.profile!r}")
+        raise ConfigError(f"profile: must be 'm11' or 'm31', got {cfg.profile!r}")
     if cfg.scope not in ("thread", "resource"):
-        raise ValueError(f"scope: must be 'thread' or 'resource', got {cfg.scope!r}")
+        raise ConfigError(f"scope: must be 'thread' or 'resource', got {cfg.scope!r}")
     if cfg.model and (o.model or r.model):
-        raise ValueError("model: set either the top-level model or observation.model/reflection.model, not both")
+        raise ConfigError("model: set either the top-level model or observation.model/reflection.model, not both")
     if not isinstance(o.message_tokens, int) or o.message_tokens <= 0:
-        raise ValueError(f"observation.message_tokens: must be a positive integer, got {o.message_tokens!r}")
+        raise ConfigError(f"observation.message_tokens: must be a positive integer, got {o.message_tokens!r}")
     if not isinstance(r.observation_tokens, int) or r.observation_tokens <= 0:
-        raise ValueError(f"reflection.observation_tokens: must be a positive integer, got {r.observation_tokens!r}")
-    if o.max_tokens_per_batch <= 0:
-        raise ValueError("observation.max_tokens_per_batch: must be a positive integer")
+        raise ConfigError(f"reflection.observation_tokens: must be a positive integer, got {r.observation_tokens!r}")
+    if not isinstance(o.max_tokens_per_batch, int) or o.max_tokens_per_batch <= 0:
+        raise ConfigError("observation.max_tokens_per_batch: must be a positive integer")
     explicit = o.buffer_tokens not in (None, False) or o.buffer_activation is not None or o.block_after is not None
     if explicit and cfg.profile == "m11":
-        raise ValueError("observation.buffer_tokens: profile 'm11' has no async buffering; remove the buffering "
+        raise ConfigError("observation.buffer_tokens: profile 'm11' has no async buffering; remove the buffering "
                          "knobs or use profile='m31'")
     if explicit and o.buffer_tokens is not False and cfg.scope == "resource":
-        raise ValueError("observation.buffer_tokens: async buffering is not supported with scope='resource'; "
+        raise ConfigError("observation.buffer_tokens: async buffering is not supported with scope='resource'; "
                          "remove the buffering knobs or use scope='thread'")
     if cfg.share_token_budget and cfg.buffering:
-        raise ValueError("share_token_budget: requires observation.buffer_tokens=False (buffering cannot share "
+        raise ConfigError("share_token_budget: requires observation.buffer_tokens=False (buffering cannot share "
                          "the token budget)")
     # buffer_tokens itself is validated by resolving it
-    cfg.buffer_tokens  # noqa: B018 - raises ValueError on a bad value
+    cfg.buffer_tokens  # noqa: B018 - raises ConfigError on a bad value
     if o.buffer_activation is not None:
         activation_ratio(o.buffer_activation, o.message_tokens)
     if o.block_after is not None:
         resolve_block_after(o.block_after, o.message_tokens, knob="observation.block_after")
-    if not (0 < r.buffer_activation <= 1):
-        raise ValueError(f"reflection.buffer_activation: must be a ratio in (0, 1], got {r.buffer_activation}")
+    if not isinstance(r.buffer_activation, (int, float)) or not (0 < r.buffer_activation <= 1):
+        raise ConfigError(f"reflection.buffer_activation: must be a ratio in (0, 1], got {r.buffer_activation}")
     resolve_block_after(r.block_after, r.observation_tokens, knob="reflection.block_after")
     for knob, val in (("activate_after_idle", cfg.activate_after_idle),
                       ("observation.activate_after_idle", o.activate_after_idle),
                       ("reflection.activate_after_idle", r.activate_after_idle)):
         if val == "auto":
             if not cfg.actor_model:
-                raise ValueError(f"{knob}='auto': set actor_model so the provider cache TTL can be chosen")
+                raise ConfigError(f"{knob}='auto': set actor_model so the provider cache TTL can be chosen")
         elif val is not None:
             parse_duration_ms(val, knob)
     try:
         ZoneInfo(cfg.timezone)
     except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ValueError(f"timezone: unknown zone {cfg.timezone!r}; use an IANA name such as 'UTC' or "
+        raise ConfigError(f"timezone: unknown zone {cfg.timezone!r}; use an IANA name such as 'UTC' or "
                          "'Europe/Berlin'") from exc
     if cfg.retrieval.scope not in ("thread", "resource"):
-        raise ValueError(f"retrieval.scope: must be 'thread' or 'resource', got {cfg.retrieval.scope!r}")
-    if not 0 <= o.temperature <= 2 or not 0 <= r.temperature <= 2:
-        raise ValueError("observation.temperature/reflection.temperature: must be within [0, 2]")
+        raise ConfigError(f"retrieval.scope: must be 'thread' or 'resource', got {cfg.retrieval.scope!r}")
+    if any(not isinstance(t, (int, float)) or not 0 <= t <= 2 for t in (o.temperature, r.temperature)):
+        raise ConfigError("observation.temperature/reflection.temperature: must be within [0, 2]")

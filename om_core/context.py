@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Hashable, Sequence
 
 from .dates import annotate_relative, last_header_date
+from .errors import InputError
 from .prompts import check_profile, load
 from .types import ContextMessage, Message
 
@@ -51,7 +52,7 @@ def optimize_observations(text: str) -> str:
 def message_boundary(ts: datetime) -> str:
     """The separator written between activated observation batches, stamped with an ISO UTC time."""
     if ts.tzinfo is None:
-        raise ValueError("message_boundary needs a timezone-aware datetime")
+        raise InputError("message_boundary needs a timezone-aware datetime")
     utc = ts.astimezone(timezone.utc)
     return f"\n\n--- message boundary ({utc:%Y-%m-%dT%H:%M:%S}.{utc.microsecond // 1000:03d}Z) ---\n\n"
 
@@ -182,7 +183,7 @@ def build_actor_context(
     """
     check_profile(profile)
     if now.tzinfo is None:
-        raise ValueError("build_actor_context needs a timezone-aware `now`")
+        raise InputError("build_actor_context needs a timezone-aware `now`")
     chunks = render_chunks(observations or "", now, optimize=optimize)
     tail = _raw_tail(unobserved)
     if not chunks:

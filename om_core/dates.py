@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 
+from om_core.errors import InputError
+
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _FULL_MONTHS = (
     "january", "february", "march", "april", "may", "june",
@@ -215,7 +217,7 @@ def temporal_gap_text(prev: datetime, now: datetime) -> str | None:
     try:
         delta = now - prev
     except TypeError as exc:
-        raise ValueError("temporal_gap_text needs two aware (or two naive) datetimes") from exc
+        raise InputError("temporal_gap_text needs two aware (or two naive) datetimes") from exc
     if delta < TEMPORAL_GAP_MIN:
         return None
     minutes = int(delta.total_seconds() // 60)
@@ -242,10 +244,10 @@ def temporal_gap_text(prev: datetime, now: datetime) -> str | None:
 def temporal_gap_marker(prev: datetime, now: datetime, tz: tzinfo = timezone.utc) -> str:
     """Text of a temporal-gap reminder: '<gap> — MM/DD/YYYY, h:mm AM TZ' (now, shown in `tz`)."""
     if prev.tzinfo is None or now.tzinfo is None:
-        raise ValueError("temporal_gap_marker needs timezone-aware datetimes")
+        raise InputError("temporal_gap_marker needs timezone-aware datetimes")
     gap = temporal_gap_text(prev, now)
     if gap is None:
-        raise ValueError("no temporal gap marker for gaps under 10 minutes (check temporal_gap_text first)")
+        raise InputError("no temporal gap marker for gaps under 10 minutes (check temporal_gap_text first)")
     local = now.astimezone(tz)
     return f"{gap} — {local:%m/%d/%Y}, {clock_12h(local)} {short_zone_name(local)}"
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from om_core.errors import DegenerateOutputError
+
+__all__ = ["DegenerateOutputError", "detect_degenerate_repetition"]
+
 MIN_CHARS = 2_000  # shorter texts are never judged degenerate
 WINDOW = 200
 SAMPLES = 50  # window step = len // SAMPLES
@@ -53,6 +57,3 @@ def detect_degenerate_repetition(text: str) -> bool:
         return True
     return _repeated_lines(lines)
 
-
-class DegenerateOutputError(RuntimeError):
-    """A model produced repetition-loop output again after one regeneration."""

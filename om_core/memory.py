@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Callable, Coroutine, Sequence
 from zoneinfo import ZoneInfo
@@ -28,10 +28,12 @@ from om_core.engine.state import (
     TEMPORAL_MARKER_PREFIX,
     MessageTokens,
     ScopeState,
+    Status,
     TurnContext,
     has_pending_tool_call,
     retention_tail,
 )
+from om_core.errors import InputError
 from om_core.llm import ChatModel
 from om_core.observer import format_messages
 from om_core.recall import (
@@ -50,19 +52,6 @@ __all__ = ["ObservationalMemory", "TurnContext", "Status"]
 log = logging.getLogger("om_core.memory")
 OTHER_PART_CHARS = 500
 OTHER_MEMO_THREADS = 1024  # formatted OTHER-conversation blocks kept (one per thread)
-
-
-@dataclass
-class Status:
-    """Pending work of one scope as seen from one thread (spec §2.2 step 3)."""
-
-    record: OMRecord
-    thread_id: str
-    unobserved: list[Message]  # the current thread's unobserved messages, oldest first
-    others: dict[str, list[Message]]  # resource scope: other threads' unobserved messages
-    other_text: str
-    pending: int
-    threshold: int
 
 
 class ObservationalMemory:
@@ -218,7 +207,8 @@ class ObservationalMemory:
         if hit is not None and hit[0] == tuple(others) and all(a is b for a, b in zip(hit[1], texts, strict=True)):
             return hit[2], hit[3]
         by_thread = dict(zip(others, texts))
-        text = other_conversations_block(others, lambda ms: by_thread[ms[0].thread_id], self.config.obscure_thread_ids)
+        text = other_conversations_block(others, lambda ms: by_thread[ms[0].thread_id or ""],
+                                         self.config.obscure_thread_ids)
         if len(self._other_blocks) >= OTHER_MEMO_THREADS:
             self._other_blocks.clear()
         self._other_blocks[key] = (tuple(others), texts, text, self.counter.count_string(text))
@@ -297,10 +287,10 @@ class ObservationalMemory:
         out = []
         for m in messages:
             if m.thread_id not in (None, thread_id) or m.resource_id not in (None, resource_id):
-                raise ValueError(f"message {m.id!r}: belongs to thread {m.thread_id!r}/resource {m.resource_id!r}, "
+                raise InputError(f"message {m.id!r}: belongs to thread {m.thread_id!r}/resource {m.resource_id!r}, "
                                  f"not {thread_id!r}/{resource_id!r}")
             if m.created_at.tzinfo is None:
-                raise ValueError(f"message {m.id!r}: created_at must be timezone-aware (use UTC)")
+                raise InputError(f"message {m.id!r}: created_at must be timezone-aware (use UTC)")
             out.append(replace(m, thread_id=thread_id, resource_id=resource_id))
         return out
 
@@ -310,7 +300,7 @@ class ObservationalMemory:
             meta = ThreadMeta(thread_id=thread_id, resource_id=resource_id, created_at=now, updated_at=now)
             self.storage.save_thread(meta)
         elif meta.resource_id != resource_id:
-            raise ValueError(f"thread {thread_id!r} belongs to resource {meta.resource_id!r}, not {resource_id!r}")
+            raise InputError(f"thread {thread_id!r} belongs to resource {meta.resource_id!r}, not {resource_id!r}")
         return meta
 
     def _head(self, key: str, resource_id: str, thread_id: str, now: datetime) -> OMRecord:

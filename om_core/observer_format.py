@@ -13,6 +13,7 @@ from datetime import datetime, timezone, tzinfo
 from typing import Any, Sequence
 
 from .dates import clock_12h
+from .errors import InputError
 from .prompts import check_profile
 from .tokens import TokenCounter, default_counter
 from .types import Message, ToolCall
@@ -32,7 +33,7 @@ _TERMINAL_LABEL = {"result": "Tool Result", "error": "Tool Error", "denied": "To
 
 def _local(m: Message, tz: tzinfo) -> datetime:
     if m.created_at.tzinfo is None:
-        raise ValueError(f"message {m.id!r}: created_at must be timezone-aware")
+        raise InputError(f"message {m.id!r}: created_at must be timezone-aware")
     return m.created_at.astimezone(tz)
 
 
@@ -190,7 +191,7 @@ def format_messages(
     """
     check_profile(profile)
     if max_part_chars is not None and max_part_chars < 1:
-        raise ValueError(f"max_part_chars must be >= 1, got {max_part_chars}")
+        raise InputError(f"max_part_chars must be >= 1, got {max_part_chars}")
     if profile == "m11":
         return _format_m11(messages, tz, max_part_chars)
     return _format_m31(messages, tz, counter or default_counter(), max_part_chars)

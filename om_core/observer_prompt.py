@@ -6,6 +6,7 @@ from datetime import timezone, tzinfo
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from .errors import InputError
 from .observer_format import format_messages
 from .prompts import check_profile, load
 from .tokens import TokenCounter
@@ -65,18 +66,18 @@ def _history(
     counter: TokenCounter | None,
 ) -> str:
     if (messages is None) == (threads is None):
-        raise ValueError("give exactly one of messages= (one thread) or threads= (thread id -> messages)")
+        raise InputError("give exactly one of messages= (one thread) or threads= (thread id -> messages)")
     if messages is not None:
         if not messages:
-            raise ValueError("no messages to observe: messages= is empty")
+            raise InputError("no messages to observe: messages= is empty")
         return format_messages(messages, profile, tz=tz, counter=counter)
     assert threads is not None
     if not threads or not any(threads.values()):
-        raise ValueError("no messages to observe: threads= is empty")
+        raise InputError("no messages to observe: threads= is empty")
     sections = []
     for tid, msgs in threads.items():
         if not tid or '"' in tid or "<" in tid or ">" in tid:
-            raise ValueError(f"bad thread id {tid!r}: it must be non-empty and free of quotes and angle brackets")
+            raise InputError(f"bad thread id {tid!r}: it must be non-empty and free of quotes and angle brackets")
         if msgs:
             sections.append(f'<thread id="{tid}">\n{format_messages(msgs, profile, tz=tz, counter=counter)}\n</thread>')
     return "\n\n".join(sections)

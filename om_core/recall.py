@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal, Sequence
 
+from om_core.errors import InputError
 from om_core.tokens import TokenCounter, default_counter, get_encoding
 from om_core.types import Message
 
@@ -149,13 +150,13 @@ def _cut(text: str, budget: int, counter: TokenCounter, hint: str) -> tuple[str,
 
 def _validate(page: int, limit: int, detail: str, anchor: str) -> int:
     if detail not in ("low", "high"):
-        raise ValueError(f"detail: must be 'low' or 'high', got {detail!r}")
+        raise InputError(f"detail: must be 'low' or 'high', got {detail!r}")
     if anchor not in ("start", "end"):
-        raise ValueError(f"anchor: must be 'start' or 'end', got {anchor!r}")
+        raise InputError(f"anchor: must be 'start' or 'end', got {anchor!r}")
     if not 1 <= limit <= MAX_LIMIT:
-        raise ValueError(f"limit: must be within 1..{MAX_LIMIT}, got {limit}")
+        raise InputError(f"limit: must be within 1..{MAX_LIMIT}, got {limit}")
     if not -MAX_PAGE <= page <= MAX_PAGE:
-        raise ValueError(f"page: must be within -{MAX_PAGE}..{MAX_PAGE}, got {page}")
+        raise InputError(f"page: must be within -{MAX_PAGE}..{MAX_PAGE}, got {page}")
     return page or 1
 
 
@@ -174,13 +175,13 @@ async def recall(storage: Any, resource_id: str, *, cursor: str | None = None, t
     msgs, has_prev, has_next = window
     if part_index is not None:
         if not cursor or detail != "high":
-            raise ValueError("partIndex: needs a message id as cursor and detail='high'")
+            raise InputError("partIndex: needs a message id as cursor and detail='high'")
         target = storage.get_message(cursor)
         if target is None or target.resource_id != resource_id:
-            raise ValueError(f"cursor: message {cursor!r} not found for this resource")
+            raise InputError(f"cursor: message {cursor!r} not found for this resource")
         parts = _parts(target)
         if not 0 <= part_index < len(parts):
-            raise ValueError(f"partIndex: message {cursor!r} has parts 0..{len(parts) - 1}")
+            raise InputError(f"partIndex: message {cursor!r} has parts 0..{len(parts) - 1}")
         text, used, cut = _cut(parts[part_index][1], HIGH_PART, counter, "[truncated at high detail]")
         return {"messages": [{"id": target.id, "role": target.role, "threadId": target.thread_id,
                               "createdAt": target.created_at.isoformat(), "content": f"[p{part_index}] {text}"}],
@@ -197,7 +198,7 @@ def _window(storage: Any, resource_id: str, thread_id: str | None, cursor: str |
     if cursor is not None:
         anchor_msg = storage.get_message(cursor)
         if anchor_msg is None or anchor_msg.resource_id != resource_id:
-            raise ValueError(f"cursor: message {cursor!r} not found for this resource; use an id from a group range")
+            raise InputError(f"cursor: message {cursor!r} not found for this resource; use an id from a group range")
         before = storage.list_messages(resource_id, thread_id, cursor=cursor, direction="backward",
                                        limit=limit * max(1, -page) + 1 if page < 0 else 1)
         after = storage.list_messages(resource_id, thread_id, cursor=cursor,

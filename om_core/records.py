@@ -8,11 +8,22 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, Mapping, overload
 
+from om_core.errors import InputError
 from om_core.types import Message, ToolCall
 
 OriginType = Literal["initial", "reflection"]
+
+Scope = Literal["thread", "resource"]  # one record per thread, or one per resource (all its threads)
+
+
+@overload
+def iso(ts: datetime) -> str: ...
+
+
+@overload
+def iso(ts: None) -> None: ...
 
 
 def iso(ts: datetime | None) -> str | None:
@@ -20,8 +31,16 @@ def iso(ts: datetime | None) -> str | None:
     if ts is None:
         return None
     if ts.tzinfo is None:
-        raise ValueError(f"timestamp {ts!r} must be timezone-aware (use UTC)")
+        raise InputError(f"timestamp {ts!r} must be timezone-aware (use UTC)")
     return ts.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@overload
+def parse_iso(text: str) -> datetime: ...
+
+
+@overload
+def parse_iso(text: str | None) -> datetime | None: ...
 
 
 def parse_iso(text: str | None) -> datetime | None:
@@ -65,8 +84,8 @@ class BufferedChunk:
         return cls(
             id=d["id"], cycle_id=d["cycle_id"], observations=d["observations"], token_count=int(d["token_count"]),
             message_ids=tuple(d.get("message_ids") or ()), message_tokens=int(d["message_tokens"]),
-            last_observed_at=parse_iso(d["last_observed_at"]),  # type: ignore[arg-type]
-            created_at=parse_iso(d["created_at"]),  # type: ignore[arg-type]
+            last_observed_at=parse_iso(d["last_observed_at"]),
+            created_at=parse_iso(d["created_at"]),
             first_message_at=parse_iso(d.get("first_message_at")),
             suggested_continuation=d.get("suggested_continuation"), current_task=d.get("current_task"),
             thread_title=d.get("thread_title"),
@@ -82,7 +101,7 @@ class OMRecord:
 
     id: str
     lookup_key: str
-    scope: Literal["thread", "resource"]
+    scope: Scope
     resource_id: str
     thread_id: str | None
     created_at: datetime
@@ -175,9 +194,10 @@ class ThreadMeta:
 
 @dataclass(frozen=True)
 class ActivationResult:
-    """What `swap_buffered_to_active` did: the activated prefix and the record after the swap."""
+    """What `swap_buffered_to_active` did: the activated prefix and the record after the swap (when nothing
+    was activated because the record is no longer the head: that record, or None if it is gone)."""
 
-    record: OMRecord
+    record: OMRecord | None
     activated: bool
     cycle_ids: tuple[str, ...] = ()
     message_ids: tuple[str, ...] = ()
@@ -200,7 +220,7 @@ def message_to_dict(m: Message) -> dict[str, Any]:
 
 def message_from_dict(d: Mapping[str, Any]) -> Message:
     return Message(
-        id=d["id"], role=d["role"], content=d["content"], created_at=parse_iso(d["created_at"]),  # type: ignore[arg-type]
+        id=d["id"], role=d["role"], content=d["content"], created_at=parse_iso(d["created_at"]),
         thread_id=d.get("thread_id"), resource_id=d.get("resource_id"),
         tool_calls=tuple(ToolCall(**tc) for tc in d.get("tool_calls") or ()),
     )
@@ -210,5 +230,5 @@ def lookup_key(scope: str, resource_id: str, thread_id: str | None) -> str:
     if scope == "resource":
         return f"resource:{resource_id}"
     if not thread_id:
-        raise ValueError("thread_id: thread scope needs a thread id")
+        raise InputError("thread_id: thread scope needs a thread id")
     return f"thread:{thread_id}"

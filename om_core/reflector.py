@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import EmptyReflectionError, InputError
 from .llm import ChatModel
 from .observer_parse import ObserverOutput, parse_observer_output
 from .observer_prompt import observer_instruction_set
@@ -23,10 +24,6 @@ DEFAULT_REFLECTOR_PARAMS: dict[str, Any] = {"temperature": 0}
 
 _GROUP_TAG_LINE = re.compile(r"^[ \t]*</?observation-group\b[^>]*>[ \t]*\n?", re.MULTILINE)
 _GROUP_TAG = re.compile(r"</?observation-group\b[^>]*>")
-
-
-class EmptyReflectionError(RuntimeError):
-    """The Reflector produced nothing usable for non-empty observations; committing would erase memory."""
 
 
 @dataclass
@@ -52,7 +49,7 @@ def strip_observation_groups(text: str) -> str:
 def _check_level(profile: str, level: int) -> None:
     top = MAX_LEVEL if profile == "m31" else 1
     if not isinstance(level, int) or not 0 <= level <= top:
-        raise ValueError(f"compression level must be an integer in 0..{top} for profile {profile!r}, got {level!r}")
+        raise InputError(f"compression level must be an integer in 0..{top} for profile {profile!r}, got {level!r}")
 
 
 def build_reflector_system_prompt(profile: str, prompts_folder: str | Path | None = None) -> str:
@@ -132,14 +129,15 @@ async def reflect(
     """
     check_profile(profile)
     if not isinstance(target_tokens, int) or target_tokens <= 0:
-        raise ValueError(f"target_tokens must be a positive integer, got {target_tokens!r}")
+        raise InputError(f"target_tokens must be a positive integer, got {target_tokens!r}")
     counter = counter or default_counter()
     if not observations.strip():
         return ReflectionResult(text="", tokens=0)
     params = {**DEFAULT_REFLECTOR_PARAMS, **(model_params or {}), "role": "reflector"}
 
+    levels: list[int] = []
     if profile == "m11":
-        levels = [0]
+        levels.append(0)
         out = await _call(model, profile, observations, 0, params, buffered, prompts_folder)
         best = out if out.observations.strip() else None
         if best is None or counter.count_string(best.observations) >= target_tokens:
@@ -152,7 +150,6 @@ async def reflect(
     start = compression_start_level(model_name) if start_level is None else start_level
     _check_level(profile, start)
     top = min(MAX_LEVEL, start + LADDER_STEPS)
-    levels: list[int] = []
     degenerate: list[int] = []
     last_good: ObserverOutput | None = None
     for level in range(start, top + 1):

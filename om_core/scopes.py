@@ -4,15 +4,18 @@ merging per-thread observation sections, and the OTHER-conversations block. All 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from types import ModuleType
 from typing import Callable, Mapping, Sequence
 
 from om_core.types import Message
 
+_xxhash: ModuleType | None
 try:  # Mastra renders obscured ids as xxhash32 hex; fall back to a stable 8-hex digest without it
-    import xxhash as _xxhash
+    _xxhash = importlib.import_module("xxhash")
 except ImportError:  # pragma: no cover - depends on the install
     _xxhash = None
 
@@ -22,7 +25,7 @@ HASH_NAME = "xxh32" if _xxhash is not None else "sha256[:8]"
 def obscure_thread_id(thread_id: str) -> str:
     """Stable 8-hex rendering of a thread id (hides ids such as session names that could leak answers)."""
     if _xxhash is not None:
-        return _xxhash.xxh32(thread_id.encode("utf-8")).hexdigest()
+        return str(_xxhash.xxh32(thread_id.encode("utf-8")).hexdigest())
     return hashlib.sha256(thread_id.encode("utf-8")).hexdigest()[:8]
 
 

@@ -17,6 +17,8 @@ from typing import Any, Iterable
 
 import tiktoken
 
+from om_core.errors import InputError, TokenizerError
+
 # Per-message and per-conversation overheads, as Mastra's counter (spec §6.1).
 MESSAGE_OVERHEAD = 3.8
 CONVERSATION_OVERHEAD = 24
@@ -40,7 +42,7 @@ def get_encoding(name: str = "o200k_base") -> tiktoken.Encoding:
     try:
         return tiktoken.get_encoding(name)
     except Exception as exc:  # pragma: no cover - depends on the machine
-        raise RuntimeError(
+        raise TokenizerError(
             f"tokenizer {name!r} unavailable offline: install litellm (it ships the BPE files) "
             f"or set TIKTOKEN_CACHE_DIR to a folder holding them ({exc})"
         ) from exc
@@ -103,7 +105,7 @@ class TokenCounter:
     def truncate(self, text: str, max_tokens: int) -> tuple[str, int]:
         """The longest token prefix of `text` within `max_tokens`, and how many tokens were dropped."""
         if max_tokens < 0:
-            raise ValueError(f"max_tokens must be >= 0, got {max_tokens}")
+            raise InputError(f"max_tokens must be >= 0, got {max_tokens}")
         ids = self.encode(text)
         if len(ids) <= max_tokens:
             return text, 0

@@ -1,2 +1,2 @@
-"""Internals of `om_core.memory.ObservationalMemory`: observation, reflection and resource-scope paths,
-per-scope state, and scripted offline models for tests and demos."""
+"""Internals of `om_core.memory.ObservationalMemory`: the observation, reflection and resource-scope steps and
+the per-scope state they share. Steps see the orchestrator only through `engine.state.EngineContext`."""

@@ -1,21 +1,24 @@
-"""Observation paths of the orchestrator (spec §2.3-§2.5): background buffering, activation, sync observation."""
+"""Observation steps: background buffering, activation of buffered chunks, synchronous observation.
+
+Rules from mastra-ai/mastra, packages/memory/src/processors/observational-memory/ (`om/` below):
+buffering trigger om/buffering-coordinator.ts and `buffer()` in om/observational-memory.ts; activation
+`swapBufferedToActive` (packages/core/src/storage/domains/memory/inmemory.ts, om/thresholds.ts); synchronous
+observation om/observation-strategies/sync.ts. Steps see the orchestrator only as an `EngineContext`.
+"""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Sequence
+from typing import Any, Sequence
 
 from om_core.activation import should_buffer
 from om_core.context import message_boundary
+from om_core.engine.state import EngineContext, ScopeState, Status, safe_prefix
 from om_core.observer import observe
 from om_core.records import BufferedChunk, OMRecord, ThreadMeta
-from om_core.engine.state import ScopeState, safe_prefix
-
-if TYPE_CHECKING:
-    from om_core.memory import ObservationalMemory, Status
-    from om_core.types import Message
+from om_core.types import Message
 
 
 def join_observations(existing: str, new: str, ts: datetime, profile: str) -> tuple[str, str]:
@@ -29,11 +32,12 @@ def join_observations(existing: str, new: str, ts: datetime, profile: str) -> tu
     return existing + sep + new, sep
 
 
-def observer_kwargs(om: "ObservationalMemory") -> dict:
+def observer_kwargs(om: EngineContext) -> dict[str, Any]:
+    """Keyword arguments of `om_core.observer.observe` from the config (prompt options and model params)."""
     cfg = om.config
     kw = {"tz": om.tz, "counter": om.counter, "instruction": cfg.observation.instruction,
           "thread_title": cfg.observation.thread_title, "prompts_folder": cfg.prompts_folder}
-    params: dict = {"temperature": cfg.observation.temperature}
+    params: dict[str, Any] = {"temperature": cfg.observation.temperature}
     if cfg.observation.max_output_tokens:
         params["max_tokens"] = cfg.observation.max_output_tokens
     params.update(cfg.observation.model_params)
@@ -48,8 +52,8 @@ def prior_metadata(meta: ThreadMeta | None) -> dict[str, str]:
     return {k: v for k, v in pairs.items() if v}
 
 
-def maybe_buffer(om: "ObservationalMemory", st: "Status", state: ScopeState, now: datetime, events: list[str]) -> None:
-    """Start a background Observer call when pending tokens crossed a buffering interval (spec §2.3)."""
+def maybe_buffer(om: EngineContext, st: Status, state: ScopeState, now: datetime, events: list[str]) -> None:
+    """Start a background Observer call when pending tokens crossed a buffering interval."""
     bt = om.config.buffer_tokens
     rec = st.record
     if bt is None or state.buffering_busy():
@@ -70,7 +74,7 @@ def maybe_buffer(om: "ObservationalMemory", st: "Status", state: ScopeState, now
     state.buffer_task = om.spawn(_buffer(om, rec.lookup_key, candidates, existing, st.pending, now))
 
 
-async def _buffer(om: "ObservationalMemory", key: str, msgs: Sequence["Message"], existing: str, pending: int,
+async def _buffer(om: EngineContext, key: str, msgs: Sequence[Message], existing: str, pending: int,
                   now: datetime) -> None:
     out = await observe(om.observer, om.config.profile, existing_observations=existing, messages=list(msgs),
                         buffered=True, **observer_kwargs(om))
@@ -95,8 +99,8 @@ async def wait_for_buffering(state: ScopeState) -> None:
             pass
 
 
-def activate(om: "ObservationalMemory", st: "Status", thread_id: str, now: datetime, events: list[str]) -> bool:
-    """Swap a prefix of buffered chunks into the active observations (spec §2.4)."""
+def activate(om: EngineContext, st: Status, thread_id: str, now: datetime, events: list[str]) -> bool:
+    """Swap a prefix of buffered chunks into the active observations; True when some were activated."""
     cfg = om.config
     rec = st.record
     if not rec.buffered_observation_chunks or cfg.activation_ratio is None:
@@ -108,14 +112,14 @@ def activate(om: "ObservationalMemory", st: "Status", thread_id: str, now: datet
     if res.activated:
         events.append("activate")
         state = om.scope_state(rec.lookup_key)
-        if res.record.last_buffered_at_tokens == 0:
+        if res.record is not None and res.record.last_buffered_at_tokens == 0:
             state.last_boundary = 0  # stale-boundary reset, mirrored in memory
     return res.activated
 
 
-async def observe_thread(om: "ObservationalMemory", st: "Status", meta: ThreadMeta | None, now: datetime,
-                         events: list[str]) -> list["Message"]:
-    """Synchronous observation of all unobserved messages of a thread (spec §2.5). Returns what it observed."""
+async def observe_thread(om: EngineContext, st: Status, meta: ThreadMeta | None, now: datetime,
+                         events: list[str]) -> list[Message]:
+    """Synchronous observation of all unobserved messages of a thread. Returns what it observed."""
     rec: OMRecord = st.record
     msgs = list(st.unobserved)
     if not msgs:

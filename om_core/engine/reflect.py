@@ -1,5 +1,11 @@
-"""Reflection triggers of the orchestrator (spec §2.7): background reflection at 50 %, activation of a
-buffered reflection at the threshold, synchronous reflection above blockAfter (m11: whenever over it)."""
+"""Reflection steps: background reflection at 50 %, activation of a buffered reflection at the threshold,
+synchronous reflection above blockAfter (m11: whenever over the threshold).
+
+Rules from mastra-ai/mastra, packages/memory/src/processors/observational-memory/reflector-runner.ts
+(`maybeReflect`, background reflection) and packages/core/src/storage/domains/memory/inmemory.ts
+(`createReflectionGeneration`, `swapBufferedReflectionToActive`). Steps see the orchestrator only as an
+`EngineContext`.
+"""
 
 from __future__ import annotations
 
@@ -7,33 +13,32 @@ import asyncio
 import logging
 import math
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Any
 
-from om_core.records import OMRecord
+from om_core.engine.state import EngineContext
+from om_core.errors import EmptyReflectionError
 from om_core.recall import reconcile_reflection_groups
-from om_core.reflector import EmptyReflectionError, reflect
-
-if TYPE_CHECKING:
-    from om_core.memory import ObservationalMemory
+from om_core.records import OMRecord
+from om_core.reflector import reflect
 
 log = logging.getLogger("om_core.memory")
 BUFFERED_REFLECTION_WAIT_S = 5.0  # how long a threshold trigger waits for an in-flight background reflection
 _GROUP_OPEN, _GROUP_CLOSE = "<observation-group ", "</observation-group>"
 
 
-def _reflector_params(om: "ObservationalMemory") -> dict:
+def _reflector_params(om: EngineContext) -> dict[str, Any]:
     r = om.config.reflection
-    params: dict = {"temperature": r.temperature}
+    params: dict[str, Any] = {"temperature": r.temperature}
     if r.max_output_tokens:
         params["max_tokens"] = r.max_output_tokens
     return {**params, **dict(r.model_params)}
 
 
-def _finish_text(om: "ObservationalMemory", text: str, source: str) -> str:
+def _finish_text(om: EngineContext, text: str, source: str) -> str:
     return reconcile_reflection_groups(text, source) if om.config.retrieval.enabled else text
 
 
-async def maybe_reflect(om: "ObservationalMemory", rec: OMRecord, now: datetime, events: list[str], *,
+async def maybe_reflect(om: EngineContext, rec: OMRecord, now: datetime, events: list[str], *,
                         idle: bool = False, provider_changed: bool = False) -> OMRecord:
     """Run whichever reflection step the observation size calls for; returns the (possibly new) head."""
     cfg = om.config
@@ -51,9 +56,10 @@ async def maybe_reflect(om: "ObservationalMemory", rec: OMRecord, now: datetime,
     if not (obs >= threshold or idle or provider_changed):
         return rec
     if rec.buffered_reflection or state.reflecting_busy():
-        if state.reflecting_busy() and obs >= threshold:
+        task = state.reflect_task
+        if task is not None and not task.done() and obs >= threshold:  # an in-flight background reflection
             try:
-                await asyncio.wait_for(asyncio.shield(state.reflect_task), BUFFERED_REFLECTION_WAIT_S)  # type: ignore[arg-type]
+                await asyncio.wait_for(asyncio.shield(task), BUFFERED_REFLECTION_WAIT_S)
             except (asyncio.TimeoutError, Exception):
                 pass
             rec = om.storage.get_record(rec.lookup_key) or rec
@@ -72,8 +78,8 @@ async def maybe_reflect(om: "ObservationalMemory", rec: OMRecord, now: datetime,
     return await _sync_reflect(om, rec, now, events)
 
 
-def _worth_activating(om: "ObservationalMemory", rec: OMRecord) -> bool:
-    """Guards for idle / provider-change activation of a buffered reflection (spec §2.7 step 3)."""
+def _worth_activating(om: EngineContext, rec: OMRecord) -> bool:
+    """Guards for idle / provider-change activation of a buffered reflection (reflector-runner.ts)."""
     tail = rec.observation_token_count - rec.buffered_reflection_input_tokens
     combined = tail + rec.buffered_reflection_tokens
     ratio = om.config.reflection.buffer_activation
@@ -81,7 +87,7 @@ def _worth_activating(om: "ObservationalMemory", rec: OMRecord) -> bool:
     return not (tail < rec.buffered_reflection_tokens or combined < floor)
 
 
-async def _sync_reflect(om: "ObservationalMemory", rec: OMRecord, now: datetime, events: list[str]) -> OMRecord:
+async def _sync_reflect(om: EngineContext, rec: OMRecord, now: datetime, events: list[str]) -> OMRecord:
     state = om.scope_state(rec.lookup_key)
     digest = hash(rec.active_observations)
     if state.suppressed_reflection == digest:  # same text already failed to get under the target
@@ -125,7 +131,7 @@ def _reflect_slice(lines: list[str], count: int) -> int:
     return n
 
 
-def _start_background(om: "ObservationalMemory", rec: OMRecord, now: datetime, events: list[str]) -> None:
+def _start_background(om: EngineContext, rec: OMRecord, now: datetime, events: list[str]) -> None:
     cfg = om.config
     lines = rec.active_observations.split("\n")
     if not rec.active_observations.strip() or rec.observation_token_count <= 0:
@@ -143,7 +149,7 @@ def _start_background(om: "ObservationalMemory", rec: OMRecord, now: datetime, e
     state.reflect_task = om.spawn(_background(om, rec, "\n".join(lines[:count]), count, slice_tokens, target, now))
 
 
-async def _background(om: "ObservationalMemory", rec: OMRecord, text: str, count: int, slice_tokens: int,
+async def _background(om: EngineContext, rec: OMRecord, text: str, count: int, slice_tokens: int,
                       target: int, now: datetime) -> None:
     cfg = om.config
     result = await reflect(om.reflector, text, target_tokens=target, profile=cfg.profile,

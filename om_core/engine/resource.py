@@ -1,25 +1,26 @@
-"""Resource-scope observation (spec §2.6): one record per resource, per-thread cursors, parallel batches of
-threads observed with the multi-thread Observer prompt, results merged as `<thread id>` sections."""
+"""Resource-scope observation: one record per resource, per-thread cursors, parallel batches of threads
+observed with the multi-thread Observer prompt, results merged as `<thread id>` sections.
+
+Rules from mastra-ai/mastra, packages/memory/src/processors/observational-memory/observation-strategies/
+resource-scoped.ts. The step sees the orchestrator only as an `EngineContext`.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from om_core.context import message_boundary
 from om_core.engine.observe import observer_kwargs, prior_metadata
-from om_core.observer import ThreadSection, observe
+from om_core.engine.state import EngineContext, Status
+from om_core.observer import ObserverOutput, ThreadSection, observe
 from om_core.records import ThreadMeta
 from om_core.scopes import display_id, merge_thread_sections, select_threads
-
-if TYPE_CHECKING:
-    from om_core.memory import ObservationalMemory, Status
-    from om_core.types import Message
+from om_core.types import Message
 
 
-async def observe_resource(om: "ObservationalMemory", st: "Status", now: datetime, events: list[str]) -> list["Message"]:
+async def observe_resource(om: EngineContext, st: Status, now: datetime, events: list[str]) -> list[Message]:
     """Observe the largest threads of the resource until the threshold is covered. Returns the messages of
     the current thread that were observed."""
     cfg = om.config
@@ -37,9 +38,9 @@ async def observe_resource(om: "ObservationalMemory", st: "Status", now: datetim
     existing = rec.active_observations
     kw = observer_kwargs(om)
 
-    async def run(batch_ids: tuple[str, ...]):
+    async def run(batch_ids: tuple[str, ...]) -> tuple[tuple[str, ...], ObserverOutput]:
         threads = {shown[t]: pending[t] for t in batch_ids}
-        prior = {}
+        prior: dict[str, str] = {}
         if cfg.profile == "m31" and len(batch_ids) == 1:
             prior = prior_metadata(metas.get(batch_ids[0]))
         return batch_ids, await observe(om.observer, cfg.profile, existing_observations=existing, threads=threads,

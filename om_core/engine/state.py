@@ -1,11 +1,18 @@
-"""Small pieces the orchestrator shares: the turn result, per-scope in-process state, message helpers."""
+"""What the engine steps share with the orchestrator: the turn result, the pending-work snapshot (`Status`),
+per-scope in-process state, message helpers, and `EngineContext`, the narrow view of the orchestrator that
+every step receives (steps never import `om_core.memory`)."""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from datetime import datetime, tzinfo
+from typing import Any, Coroutine, Iterable, Protocol, Sequence
 
+from om_core.config import OMConfig
+from om_core.llm import ChatModel
+from om_core.records import OMRecord
+from om_core.storage.base import Storage
 from om_core.tokens import CONVERSATION_OVERHEAD, TokenCounter
 from om_core.types import ContextMessage, Message
 
@@ -25,6 +32,20 @@ class TurnContext:
 
 
 @dataclass
+class Status:
+    """Pending work of one scope as seen from one thread (Mastra's per-step status check; token counts in
+    tokens of the configured encoding)."""
+
+    record: OMRecord
+    thread_id: str
+    unobserved: list[Message]  # the current thread's unobserved messages, oldest first
+    others: dict[str, list[Message]]  # resource scope: other threads' unobserved messages
+    other_text: str  # the OTHER-conversations block shown to the Actor ("" when none)
+    pending: int  # unobserved tokens of this thread plus the OTHER block
+    threshold: int  # observation threshold in force (dynamic with a shared token budget)
+
+
+@dataclass
 class ScopeState:
     """In-process state of one lookup key: the lock, live background operations, buffering boundary."""
 
@@ -39,6 +60,48 @@ class ScopeState:
 
     def reflecting_busy(self) -> bool:
         return self.reflect_task is not None and not self.reflect_task.done()
+
+
+class EngineContext(Protocol):
+    """Everything an engine step (observe, activate, reflect, resource observation) may use of the
+    orchestrator; `ObservationalMemory` implements it. Read-only attributes plus five services."""
+
+    @property
+    def config(self) -> OMConfig: ...
+
+    @property
+    def storage(self) -> Storage: ...
+
+    @property
+    def observer(self) -> ChatModel: ...
+
+    @property
+    def reflector(self) -> ChatModel: ...
+
+    @property
+    def counter(self) -> TokenCounter: ...
+
+    @property
+    def tokens(self) -> MessageTokens: ...
+
+    @property
+    def tz(self) -> tzinfo: ...
+
+    def now(self, default: datetime) -> datetime:
+        """The clock for records written by background work (`default`: the starting turn's time)."""
+        ...
+
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run background work that never raises into a turn (failures go to `record_error`)."""
+        ...
+
+    def record_error(self, exc: BaseException) -> None: ...
+
+    def group(self, text: str, messages: Sequence[Message]) -> str:
+        """Wrap fresh observations of `messages` in an observation group when retrieval mode is on."""
+        ...
+
+    def scope_state(self, key: str) -> ScopeState: ...
 
 
 class MessageTokens:

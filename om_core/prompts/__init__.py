@@ -11,18 +11,20 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from om_core.errors import ConfigError
+
 PROFILES: tuple[str, ...] = ("m11", "m31")
 
 
 def check_profile(profile: str) -> str:
     if profile not in PROFILES:
-        raise ValueError(f"unknown OM profile {profile!r}: use one of {', '.join(PROFILES)}")
+        raise ConfigError(f"unknown OM profile {profile!r}: use one of {', '.join(PROFILES)}")
     return profile
 
 
 def _file_name(name: str) -> str:
     if not name or "/" in name or "\\" in name or name.startswith("."):
-        raise ValueError(f"bad prompt name {name!r}: give a bare template name such as 'observer_intro'")
+        raise ConfigError(f"bad prompt name {name!r}: give a bare template name such as 'observer_intro'")
     return name if name.endswith(".txt") else f"{name}.txt"
 
 
@@ -46,13 +48,13 @@ def load(profile: str, name: str, folder: str | Path | None = None) -> str:
     if folder is not None:
         base = Path(folder)
         if not base.is_dir():
-            raise ValueError(f"prompt folder {str(base)!r} does not exist or is not a folder")
+            raise ConfigError(f"prompt folder {str(base)!r} does not exist or is not a folder")
         for candidate in (base / profile / file_name, base / file_name):
             if candidate.is_file():
                 return _clean(candidate.read_text(encoding="utf-8"))
     text = _packaged(profile, file_name)
     if text is None:
-        raise ValueError(f"no prompt template {file_name!r} for profile {profile!r}")
+        raise ConfigError(f"no prompt template {file_name!r} for profile {profile!r}")
     return _clean(text)
 
 

@@ -11,14 +11,10 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Callable, Literal, Protocol, Sequence, runtime_checkable
 
-from om_core.records import ActivationResult, BufferedChunk, OMRecord, ThreadMeta
+from om_core.records import ActivationResult, BufferedChunk, OMRecord, Scope, ThreadMeta
 from om_core.types import Message
 
 Direction = Literal["forward", "backward"]
-
-
-class StorageError(RuntimeError):
-    """A storage backend failed (connection lost, schema mismatch...)."""
 
 
 @runtime_checkable
@@ -28,7 +24,7 @@ class Storage(Protocol):
 
     def get_record_by_id(self, record_id: str) -> OMRecord | None: ...
 
-    def initialize_record(self, *, lookup_key: str, scope: str, resource_id: str, thread_id: str | None,
+    def initialize_record(self, *, lookup_key: str, scope: Scope, resource_id: str, thread_id: str | None,
                           now: datetime, config: dict[str, Any] | None = None,
                           timezone: str = "UTC") -> OMRecord: ...
 

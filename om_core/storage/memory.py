@@ -91,7 +91,13 @@ class InMemoryStorage(BaseStorage):
 
     def _save_thread(self, meta: ThreadMeta) -> None:
         old = self._threads.get(meta.thread_id)
-        self._log(lambda: self._threads.__setitem__(meta.thread_id, old) if old else self._threads.pop(meta.thread_id, None))
+        def undo() -> None:
+            if old:
+                self._threads[meta.thread_id] = old
+            else:
+                self._threads.pop(meta.thread_id, None)
+
+        self._log(undo)
         self._threads[meta.thread_id] = meta
 
     def _load_threads(self, resource_id: str) -> list[ThreadMeta]:
@@ -107,7 +113,7 @@ class InMemoryStorage(BaseStorage):
                 if old is not None:
                     self._unindex(old[0], old[1])
                 self._seq += 1
-                key = (iso(m.created_at), self._seq)  # type: ignore[assignment]
+                key = (iso(m.created_at), self._seq)
                 self._reindex(key, m)
             self._messages[m.id] = (key, m)
             self._log(self._restore_message(m, old, key))

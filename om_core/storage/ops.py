@@ -14,10 +14,12 @@ from datetime import datetime, timedelta
 from typing import Any, Callable, Iterable, Sequence
 
 from om_core.activation import plan_activation
+from om_core.errors import FormatVersionError, InputError
 from om_core.records import (
     ActivationResult,
     BufferedChunk,
     OMRecord,
+    Scope,
     ThreadMeta,
     iso,
     message_from_dict,
@@ -113,14 +115,14 @@ class BaseStorage(ABC):
             recs = self._load_history(lookup_key)
         return recs if limit is None else recs[:limit]
 
-    def initialize_record(self, *, lookup_key: str, scope: str, resource_id: str, thread_id: str | None,
+    def initialize_record(self, *, lookup_key: str, scope: Scope, resource_id: str, thread_id: str | None,
                           now: datetime, config: dict[str, Any] | None = None, timezone: str = "UTC") -> OMRecord:
         """Return the head, creating generation 0 (nothing observed yet) when the key has none."""
         with self._tx():
             head = self._load_head(lookup_key)
             if head is not None:
                 return head
-            rec = OMRecord(id=f"om-{uuid.uuid4().hex}", lookup_key=lookup_key, scope=scope,  # type: ignore[arg-type]
+            rec = OMRecord(id=f"om-{uuid.uuid4().hex}", lookup_key=lookup_key, scope=scope,
                            resource_id=resource_id, thread_id=thread_id if scope == "thread" else None,
                            created_at=now, updated_at=now, config=dict(config or {}), observed_timezone=timezone)
             self._save_record(rec)
@@ -186,7 +188,7 @@ class BaseStorage(ABC):
             rec = self._current(record_id)
             if rec is None:
                 head = self._load_record(record_id)
-                return ActivationResult(record=head, activated=False)  # type: ignore[arg-type]
+                return ActivationResult(record=head, activated=False)
             chunks = rec.buffered_observation_chunks
             if not chunks:
                 return ActivationResult(record=rec, activated=False)
@@ -272,7 +274,7 @@ class BaseStorage(ABC):
         """Set flags and counters (is_* hints, pending tokens, buffering boundary) on the head."""
         bad = set(fields) - _PATCHABLE
         if bad:
-            raise ValueError(f"patch_record: fields {sorted(bad)} cannot be patched; use the dedicated operation")
+            raise InputError(f"patch_record: fields {sorted(bad)} cannot be patched; use the dedicated operation")
         with self._tx():
             rec = self._current(record_id)
             if rec is None:
@@ -302,7 +304,7 @@ class BaseStorage(ABC):
     def add_messages(self, messages: Sequence[Message]) -> None:
         for m in messages:
             if not m.resource_id or not m.thread_id:
-                raise ValueError(f"message {m.id!r}: resource_id and thread_id are required to store it")
+                raise InputError(f"message {m.id!r}: resource_id and thread_id are required to store it")
             iso(m.created_at)  # rejects naive datetimes with a clear message
         with self._tx():
             self._save_messages(list(messages))
@@ -317,19 +319,19 @@ class BaseStorage(ABC):
                       direction: Direction = "forward") -> list[Message]:
         """Stored messages in chronological order. `after`/`before` are exclusive times; `cursor` is a message
         id: forward lists what follows it, backward the `limit` messages just before it."""
-        lower = (iso(after), 1 << 62) if after else None  # type: ignore[assignment]
-        upper = (iso(before), -1) if before else None  # type: ignore[assignment]
+        lower: MessageKey | None = (iso(after), 1 << 62) if after else None
+        upper: MessageKey | None = (iso(before), -1) if before else None
         with self._read():
             if cursor is not None:
                 hit = self._message_key(cursor)
                 if hit is None:
-                    raise ValueError(f"cursor: message {cursor!r} not found; pass an id of a stored message")
+                    raise InputError(f"cursor: message {cursor!r} not found; pass an id of a stored message")
                 key = hit[0]
                 if direction == "forward":
-                    lower = key if lower is None or key > lower else lower  # type: ignore[assignment]
+                    lower = key if lower is None or key > lower else lower
                 else:
-                    upper = key if upper is None or key < upper else upper  # type: ignore[assignment]
-            rows = self._query_messages(resource_id, thread_id, lower, upper, limit, direction == "backward")  # type: ignore[arg-type]
+                    upper = key if upper is None or key < upper else upper
+            rows = self._query_messages(resource_id, thread_id, lower, upper, limit, direction == "backward")
         return rows[::-1] if direction == "backward" else rows
 
     # ---- checkpoints -------------------------------------------------------------------------------
@@ -345,8 +347,10 @@ class BaseStorage(ABC):
     def import_state(self, state: dict[str, Any]) -> None:
         """Load an `export_state` snapshot (replacing that resource's records) in one transaction."""
         if state.get("version") != EXPORT_VERSION:
-            raise ValueError(f"import_state: unsupported snapshot version {state.get('version')!r}; "
-                             f"expected {EXPORT_VERSION}")
+            raise FormatVersionError(
+                f"import_state: snapshot version {state.get('version')!r}, this om_core reads version "
+                f"{EXPORT_VERSION}; export it again with this om_core (or replay the conversation)",
+                where="export_state snapshot", found=state.get("version"), expected=EXPORT_VERSION)
         resource_id = state["resource_id"]
         with self._tx():
             for key in self._lookup_keys(resource_id):

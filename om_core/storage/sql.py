@@ -1,21 +1,30 @@
 """Primitives shared by the SQL backends: three tables, rows keyed by id, the full record as JSON.
 
 Records keep their queryable fields (lookup key, generation, resource, thread) as columns and the whole
-`OMRecord` (spec §8.1 fields) as a JSON document, so both backends share one schema and one code path.
+`OMRecord` (the fields of Mastra's observational-memory record) as a JSON document, so both backends share
+one schema and one code path. A fourth table, `<prefix>meta`, holds the schema's `format_version`: stamped
+when the tables are created, checked every time they are opened.
 """
 
 from __future__ import annotations
 
 import json
 from abc import abstractmethod
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any, Callable, Hashable, Sequence, TypeVar, cast
 
+from om_core.errors import FormatVersionError
 from om_core.records import OMRecord, ThreadMeta, iso, message_from_dict, message_to_dict
 from om_core.storage.ops import BaseStorage, MessageKey
 from om_core.types import Message
 
 
+FORMAT_VERSION = 1
+"""Layout version of the OM tables (records, threads, messages and the JSON documents in them). Bump it with
+any change an older om_core could not read; `open_schema` then refuses files of the other version."""
+
+
 def schema(prefix: str, json_type: str) -> list[str]:
+    """CREATE statements of the OM tables (idempotent); `json_type` is TEXT (SQLite) or JSONB (PostgreSQL)."""
     p = prefix
     return [
         f"""CREATE TABLE IF NOT EXISTS {p}records (
@@ -35,7 +44,26 @@ def schema(prefix: str, json_type: str) -> list[str]:
     ]
 
 
+def format_mismatch(where: str, found: str, expected: int = FORMAT_VERSION) -> FormatVersionError:
+    """The one-line error for tables stamped with another `format_version` than this om_core's."""
+    try:
+        newer = int(found) > expected
+    except ValueError:
+        newer = False
+    if newer:
+        fix = "upgrade om_core (pip install -U om-bench), or give this run a new storage path"
+        how = "newer than"
+    else:
+        fix = ("open it with the om_core version that wrote it, or move it aside and start a new store "
+               "(memory is rebuilt by replaying the conversation)")
+        how = "not the one read by"
+    return FormatVersionError(
+        f"{where}: OM storage format_version {found} is {how} this om_core (format_version {expected}); {fix}",
+        where=where, found=found, expected=expected)
+
+
 _MISS = object()
+_T = TypeVar("_T")
 MAX_CACHED_AREAS = 1024  # cached read areas (one per thread's message list, plus records/threads)
 
 
@@ -67,7 +95,7 @@ class SqlStorage(BaseStorage):
             for area in areas:
                 self._caches.pop(area, None)
 
-    def _cached(self, area: Hashable, key: Any, load: Callable[[], Any]) -> Any:
+    def _cached(self, area: Hashable, key: Any, load: Callable[[], _T]) -> _T:
         caches = self._caches
         if caches is None:
             return load()
@@ -79,10 +107,29 @@ class SqlStorage(BaseStorage):
         hit = bucket.get(key, _MISS)
         if hit is _MISS:
             hit = bucket[key] = load()
-        return hit
+        return cast(_T, hit)
 
     @abstractmethod
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+    @property
+    def format_version(self) -> int:
+        """The layout version of the OM tables this backend reads and writes (checked when it opens)."""
+        return FORMAT_VERSION
+
+    def _open_schema(self, json_type: str, where: str) -> None:
+        """Check the stored `format_version` and create the tables (stamping the version) when absent; call
+        inside one transaction. Tables written before the version existed have format 1's layout and are
+        stamped. Raises FormatVersionError, before touching any table, when another version is stored."""
+        p = self.prefix
+        self._exec(f"CREATE TABLE IF NOT EXISTS {p}meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        rows = self._exec(f"SELECT value FROM {p}meta WHERE key = ?", ("format_version",))
+        if rows and str(rows[0][0]) != str(FORMAT_VERSION):
+            raise format_mismatch(where, str(rows[0][0]))
+        for stmt in schema(p, json_type):
+            self._exec(stmt)
+        if not rows:
+            self._exec(f"INSERT INTO {p}meta (key, value) VALUES (?, ?)", ("format_version", str(FORMAT_VERSION)))
 
     @staticmethod
     def _load(value: Any) -> Any:

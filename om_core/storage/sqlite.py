@@ -8,28 +8,42 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from om_core.storage.sql import SqlStorage, schema
+from om_core.errors import ConfigError, StorageError
+from om_core.storage.sql import SqlStorage
 
 
 class SQLiteStorage(SqlStorage):
+    """OM storage in one SQLite file (stdlib `sqlite3`), or in memory with `path=":memory:"`.
+
+    `prefix` names the tables (`<prefix>records`, `<prefix>threads`, `<prefix>messages`, `<prefix>meta`), so
+    several stores can share a file. Opening checks the file's `format_version` (`FormatVersionError` when it
+    was written in another one); database failures raise `StorageError` naming the file.
+    Raises ConfigError when the file's folder does not exist.
+    """
+
     def __init__(self, path: str | Path = ":memory:", *, prefix: str = "om_") -> None:
         self.path = str(path)
         self.prefix = prefix
         if self.path != ":memory:":
             parent = Path(self.path).expanduser().resolve().parent
             if not parent.is_dir():
-                raise ValueError(f"SQLiteStorage path: folder {parent} does not exist; create it first")
-        # autocommit mode: transactions are opened explicitly with BEGIN IMMEDIATE (a writer lock up front)
-        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+                raise ConfigError(f"SQLiteStorage path: folder {parent} does not exist; create it first")
         self._lock = threading.RLock()
         self._depth = 0
         self._reading = False
-        if self.path != ":memory:":
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
+        try:
+            # autocommit mode: transactions are opened explicitly with BEGIN IMMEDIATE (a writer lock up front)
+            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.Error as exc:
+            raise self._failed(exc) from exc
         with self._tx():
-            for stmt in schema(prefix, "TEXT"):
-                self._conn.execute(stmt)
+            self._open_schema("TEXT", f"SQLite file {self.path}")
+
+    def _failed(self, exc: sqlite3.Error) -> StorageError:
+        return StorageError(f"SQLiteStorage({self.path!r}): {exc}")
 
     @contextmanager
     def _tx(self) -> Iterator[None]:
@@ -41,18 +55,27 @@ class SQLiteStorage(SqlStorage):
                 finally:
                     self._depth -= 1
                 return
-            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise self._failed(exc) from exc
             self._depth = 1
             try:
                 # another connection's commit changes data_version: cached reads are dropped then
-                self._sync_cache(self._conn.execute("PRAGMA data_version").fetchone()[0])
+                self._sync_cache(self._exec("PRAGMA data_version")[0][0])
                 yield
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 self._drop_cache()
                 raise
             else:
-                self._conn.execute("COMMIT")
+                try:
+                    self._conn.execute("COMMIT")
+                except sqlite3.Error as exc:  # e.g. busy: the transaction is still open, undo it
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    self._drop_cache()
+                    raise self._failed(exc) from exc
             finally:
                 self._depth = 0
 
@@ -64,7 +87,7 @@ class SQLiteStorage(SqlStorage):
             if self._depth or self._reading:
                 yield
                 return
-            self._sync_cache(self._conn.execute("PRAGMA data_version").fetchone()[0])
+            self._sync_cache(self._exec("PRAGMA data_version")[0][0])
             self._reading = True
             try:
                 yield
@@ -72,7 +95,10 @@ class SQLiteStorage(SqlStorage):
                 self._reading = False
 
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._conn.execute(sql, tuple(params)).fetchall()
+        try:
+            return self._conn.execute(sql, tuple(params)).fetchall()
+        except sqlite3.Error as exc:
+            raise self._failed(exc) from exc
 
     def close(self) -> None:
         with self._lock:

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 from om_core.activation import should_buffer
 from om_core.config import ObservationConfig, OMConfig, ReflectionConfig
-from om_core.engine.scripted import ScriptedReflector
+from om_core.testing import ScriptedReflector
 from om_core.llm import Completion
 from om_core.memory import ObservationalMemory
 from om_core.storage import InMemoryStorage

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from om_core.config import OMConfig
-from om_core.engine.scripted import ScriptedObserver, ScriptedReflector, synthetic_turns
+from om_core.testing import ScriptedObserver, ScriptedReflector, synthetic_turns
 from om_core.memory import ObservationalMemory
 from om_core.storage import SQLiteStorage
 from om_core.tokens import default_counter

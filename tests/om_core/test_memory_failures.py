@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from om_core.config import OMConfig, ObservationConfig, ReflectionConfig
-from om_core.engine.scripted import ScriptedObserver, synthetic_turns
+from om_core.testing import ScriptedObserver, synthetic_turns
 from om_core.memory import ObservationalMemory
 from om_core.storage import InMemoryStorage, SQLiteStorage
 from om_core.types import Message

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from om_core.config import OMConfig, ObservationConfig, ReflectionConfig
-from om_core.engine.scripted import ScriptedObserver, ScriptedReflector, synthetic_turns
+from om_core.testing import ScriptedObserver, ScriptedReflector, synthetic_turns
 from om_core.llm import Completion
 from om_core.memory import ObservationalMemory
 from om_core.recall import recall

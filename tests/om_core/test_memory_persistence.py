@@ -10,7 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from om_core.config import OMConfig
-from om_core.engine.scripted import ScriptedObserver, ScriptedReflector, synthetic_turns
+from om_core.testing import ScriptedObserver, ScriptedReflector, synthetic_turns
 from om_core.memory import ObservationalMemory
 from om_core.storage import InMemoryStorage, SQLiteStorage
 from om_core.types import Message
@@ -22,7 +22,7 @@ CHILD = textwrap.dedent("""
     import asyncio, json, sys
     from datetime import datetime
     from om_core.config import OMConfig
-    from om_core.engine.scripted import ScriptedObserver, ScriptedReflector
+    from om_core.testing import ScriptedObserver, ScriptedReflector
     from om_core.memory import ObservationalMemory
     from om_core.storage import SQLiteStorage
 

@@ -7,7 +7,7 @@ from collections import Counter
 from datetime import timedelta
 
 from om_core.config import OMConfig, ObservationConfig, ReflectionConfig
-from om_core.engine.scripted import ScriptedObserver, ScriptedReflector, synthetic_turns
+from om_core.testing import ScriptedObserver, ScriptedReflector, synthetic_turns
 from om_core.memory import ObservationalMemory
 from om_core.scopes import obscure_thread_id
 from om_core.storage import SQLiteStorage

@@ -260,7 +260,7 @@ def test_sqlite_survives_reopen(tmp_path):
 async def test_engine_gives_the_same_context_on_every_backend(store):
     """A short scripted run (buffering, activation, reflection) renders identically on this backend and in memory."""
     from om_core.config import OMConfig
-    from om_core.engine.scripted import ScriptedObserver, ScriptedReflector, synthetic_turns
+    from om_core.testing import ScriptedObserver, ScriptedReflector, synthetic_turns
     from om_core.memory import ObservationalMemory
 
     cfg = OMConfig.from_dict({"observation": {"message_tokens": 2000}, "reflection": {"observation_tokens": 900}})

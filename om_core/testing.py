@@ -1,9 +1,17 @@
-"""Deterministic offline stand-ins for the Observer and Reflector models (no network, no keys).
+"""Test doubles for code that uses om_core: deterministic Observer and Reflector models and a synthetic
+conversation. No network, no keys, no LLM: meant for tests, demos and dry runs, not for memory quality.
 
-`ScriptedObserver` reads the message history out of the Observer prompt and answers with an `<observations>`
-block about 1/`ratio` of its size (each line keeps its first words); `ScriptedReflector` halves every
-observation line. They follow the prompt layout of `om_core.observer` / `om_core.reflector`, so they
-exercise the engine end to end; they are meant for tests, demos and dry runs, not for quality.
+* `ScriptedObserver` reads the message history out of the Observer prompt (either profile's format, single-
+  or multi-thread) and answers with an `<observations>` block about 1/`ratio` of its size by words (each line
+  keeps its first words), plus a `<current-task>` hint unless the call is a buffered one.
+* `ScriptedReflector` merges observation lines two by two and cuts them to half their words (`Date:` headers
+  and tags kept), so every reflection shrinks the log.
+* `synthetic_turns(n)` gives `(time, user text, assistant text)` for a long deterministic conversation.
+
+Both models are `om_core.ChatModel`s and record each call in `.calls` (params and sizes in characters), so a
+test can assert how often and with what the engine called them:
+
+    om = ObservationalMemory(OMConfig(), SQLiteStorage(), ScriptedObserver(), ScriptedReflector())
 """
 
 from __future__ import annotations
@@ -15,8 +23,11 @@ from typing import Any
 
 from om_core.llm import Completion, Usage
 
-HISTORY = "## New Message History to Observe\n\n"
-REFLECT = "## OBSERVATIONS TO REFLECT ON\n\n"
+__all__ = ["ScriptedObserver", "ScriptedReflector", "synthetic_turns"]
+
+# the headings om_core.observer_prompt / om_core.reflector put before the text these models read
+_HISTORY = "## New Message History to Observe\n\n"
+_REFLECT = "## OBSERVATIONS TO REFLECT ON\n\n"
 _M31_DATE = re.compile(r"^([A-Z][a-z]{2}) (\d{1,2}) (\d{4}):$")
 _M31_LINE = re.compile(r"^([A-Z][A-Za-z ]*?)(?: \((\d{1,2}:\d{2}) ([AP]M)\))?: (.*)$")
 _M11_HEAD = re.compile(r"^\*\*([A-Za-z ]+) \(([A-Z][a-z]{2}) (\d{1,2}), (\d{4}), (\d{1,2}:\d{2}) ([AP]M)\):\*\*$")
@@ -78,8 +89,8 @@ class ScriptedObserver:
 
     async def complete(self, messages: list[dict[str, Any]], **params: Any) -> Completion:
         text = "\n\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
-        start = text.find(HISTORY)
-        history = text[start + len(HISTORY):] if start >= 0 else text
+        start = text.find(_HISTORY)
+        history = text[start + len(_HISTORY):] if start >= 0 else text
         end = history.find("\n\n## Your Task")
         history = history[:end] if end >= 0 else history
         threads = _THREAD.findall(history)
@@ -106,8 +117,8 @@ class ScriptedReflector:
 
     async def complete(self, messages: list[dict[str, Any]], **params: Any) -> Completion:
         text = "\n\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
-        start = text.find(REFLECT)
-        body = text[start + len(REFLECT):] if start >= 0 else text
+        start = text.find(_REFLECT)
+        body = text[start + len(_REFLECT):] if start >= 0 else text
         end = body.find("\n\n---\n\n")
         body = body[:end] if end >= 0 else body
         lines: list[str] = []
@@ -148,8 +159,10 @@ _VOCAB = (
 
 def synthetic_turns(n_turns: int, *, words: int = 450, turns_per_day: int = 30, seed: int = 7,
                     start: datetime | None = None, minutes_between: int = 10) -> list[tuple[datetime, str, str]]:
-    """(time, user text, assistant text) for a long deterministic conversation; each text starts with a
-    unique marker word `midNNNNN` so tests can trace every message through observations."""
+    """`n_turns` tuples (time, user text, assistant text) of a deterministic conversation: `words` random
+    words per text (seeded by `seed`), `turns_per_day` turns `minutes_between` minutes apart each day from
+    `start` (default 2026-03-01 08:00 UTC). Each text starts with a unique marker word `midNNNNN` (user
+    even, assistant odd) so tests can trace every message through observations."""
     import random
     from datetime import timedelta, timezone
 
