@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the same names as _EXPORTS, for type checkers and IDEs
     from om_core.llm import ChatModel, Completion, Usage
     from om_core.memory import ObservationalMemory
     from om_core.observer import ObserverOutput, observe
-    from om_core.recall import recall, recall_tool_schema
+    from om_core.retrieval import recall, recall_tool_schema
     from om_core.records import BufferedChunk, OMRecord, ThreadMeta
     from om_core.reflector import ReflectionResult, reflect
     from om_core.storage import InMemoryStorage, SQLiteStorage, Storage
@@ -70,8 +70,8 @@ _EXPORTS: dict[str, str] = {
     "InMemoryStorage": "om_core.storage",
     "PostgresStorage": "om_core.storage.postgres",  # psycopg is imported only when the class is constructed
     # recall (retrieval mode)
-    "recall": "om_core.recall",
-    "recall_tool_schema": "om_core.recall",
+    "recall": "om_core.retrieval",
+    "recall_tool_schema": "om_core.retrieval",
     # building blocks: one Observer / Reflector call, the Actor context
     "observe": "om_core.observer",
     "ObserverOutput": "om_core.observer",

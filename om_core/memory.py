@@ -36,7 +36,7 @@ from om_core.engine.state import (
 from om_core.errors import InputError
 from om_core.llm import ChatModel
 from om_core.observer import format_messages
-from om_core.recall import (
+from om_core.retrieval import (
     parse_observation_groups,
     render_observation_groups,
     retrieval_instructions,

@@ -17,7 +17,7 @@ from typing import Any
 
 from om_core.engine.state import EngineContext
 from om_core.errors import EmptyReflectionError
-from om_core.recall import reconcile_reflection_groups
+from om_core.retrieval import reconcile_reflection_groups
 from om_core.records import OMRecord
 from om_core.reflector import reflect
 

@@ -46,20 +46,18 @@ def schema(prefix: str, json_type: str) -> list[str]:
 
 def format_mismatch(where: str, found: str, expected: int = FORMAT_VERSION) -> FormatVersionError:
     """The one-line error for tables stamped with another `format_version` than this om_core's."""
+    older_fix = ("open it with the om_core version that wrote it, or move it aside and start a new store "
+                 "(memory is rebuilt by replaying the conversation)")
     try:
         newer = int(found) > expected
     except ValueError:
-        newer = False
-    if newer:
-        fix = "upgrade om_core (pip install -U om-bench), or give this run a new storage path"
-        how = "newer than"
+        text = f"OM storage format_version {found!r} is not one this om_core reads (format_version {expected})"
+        fix = older_fix
     else:
-        fix = ("open it with the om_core version that wrote it, or move it aside and start a new store "
-               "(memory is rebuilt by replaying the conversation)")
-        how = "not the one read by"
-    return FormatVersionError(
-        f"{where}: OM storage format_version {found} is {how} this om_core (format_version {expected}); {fix}",
-        where=where, found=found, expected=expected)
+        how = "newer" if newer else "older"
+        text = f"OM storage format_version {found} is {how} than this om_core's format_version {expected}"
+        fix = "upgrade om_core (pip install -U om-bench), or give this run a new storage path" if newer else older_fix
+    return FormatVersionError(f"{where}: {text}; {fix}", where=where, found=found, expected=expected)
 
 
 _MISS = object()

@@ -11,7 +11,7 @@ from om_core.config import OMConfig, ObservationConfig, ReflectionConfig
 from om_core.testing import ScriptedObserver, ScriptedReflector, synthetic_turns
 from om_core.llm import Completion
 from om_core.memory import ObservationalMemory
-from om_core.recall import recall
+from om_core.retrieval import recall
 from om_core.storage import InMemoryStorage, SQLiteStorage
 from om_core.types import Message, ToolCall
 

@@ -4,7 +4,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from om_core.recall import (
+from om_core.retrieval import (
     parse_observation_groups,
     recall,
     recall_tool_schema,
