@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Sequence
 
 from om_core.errors import InputError
+from om_core.storage.base import Storage
 from om_core.tokens import TokenCounter, default_counter, get_encoding
 from om_core.types import Message
 
@@ -160,12 +161,19 @@ def _validate(page: int, limit: int, detail: str, anchor: str) -> int:
     return page or 1
 
 
-async def recall(storage: Any, resource_id: str, *, cursor: str | None = None, thread_id: str | None = None,
+async def recall(storage: Storage, resource_id: str, *, cursor: str | None = None, thread_id: str | None = None,
                  page: int = 1, limit: int = 20, detail: Literal["low", "high"] = "low",
                  anchor: Literal["start", "end"] = "start", part_index: int | None = None,
                  counter: TokenCounter | None = None) -> dict[str, Any]:
     """Page through stored raw messages. Page 1 starts at the cursor (inclusive) and reads forward; page −1
-    is the `limit` messages just before it. Without a cursor, `anchor` picks the thread's start or end."""
+    is the `limit` messages just before it. Without a cursor, `anchor` picks the thread's start or end.
+
+    `cursor` is a message id or a group range `firstId:lastId`; `limit` 1..20 messages per page; low detail
+    cuts each text part to 100 tokens (tool parts to 20), high detail to 4,000; `part_index` (high detail)
+    returns one part of the cursor message. Returns a JSON-safe dict: `messages` (id, role, threadId,
+    createdAt ISO, content), `page`, `limit`, `detail`, `hasNextPage`, `hasPrevPage`, `tokens` (tokens
+    returned), `truncated`, `cursor`. Raises InputError for out-of-range arguments or an unknown cursor.
+    Rules from mastra-ai/mastra, packages/memory/src/tools/om-tools.ts (the `recall` tool)."""
     page = _validate(page, limit, detail, anchor)
     counter = counter or default_counter()
     if cursor and ":" in cursor:
@@ -193,7 +201,7 @@ async def recall(storage: Any, resource_id: str, *, cursor: str | None = None, t
             "cursor": msgs[0].id if msgs else cursor}
 
 
-def _window(storage: Any, resource_id: str, thread_id: str | None, cursor: str | None, page: int, limit: int,
+def _window(storage: Storage, resource_id: str, thread_id: str | None, cursor: str | None, page: int, limit: int,
             anchor: str) -> tuple[list[Message], bool, bool]:
     if cursor is not None:
         anchor_msg = storage.get_message(cursor)
