@@ -9,6 +9,8 @@ import textwrap
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from om_core.config import OMConfig
 from om_core.testing import ScriptedObserver, ScriptedReflector, synthetic_turns
 from om_core.memory import ObservationalMemory
@@ -52,6 +54,7 @@ async def fill(om: ObservationalMemory, n: int = 40):
     return last + timedelta(hours=3)
 
 
+@pytest.mark.slow  # a second Python process
 async def test_reopen_in_new_process_gives_same_context(tmp_path):
     path = tmp_path / "om.db"
     om = ObservationalMemory(OMConfig.from_dict(CONFIG), SQLiteStorage(path), ScriptedObserver(), ScriptedReflector())

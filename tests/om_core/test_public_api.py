@@ -11,6 +11,8 @@ import tomllib
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 import om_core
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,6 +25,7 @@ def _python(code: str) -> str:
     return out.stdout
 
 
+@pytest.mark.slow  # a fresh Python process, to see what `import om_core` loads
 def test_the_issue_one_liner_and_a_cheap_import() -> None:
     loaded = json.loads(_python(
         "import json, sys\n"
