@@ -55,6 +55,16 @@ OTHER_MEMO_THREADS = 1024  # formatted OTHER-conversation blocks kept (one per t
 
 
 class ObservationalMemory:
+    """Observational Memory over one `Storage`, for any number of resources and threads; implements
+    `engine.state.EngineContext` for the engine steps.
+
+    `observer` / `reflector` are `ChatModel`s; `counter` counts tokens (default: the shared o200k_base
+    counter); `clock` stamps what background work writes (default: the `now` of the turn that started it).
+    Turn methods raise `InputError` for messages they cannot store (naive `created_at`, another thread or
+    resource), `StorageError` when storage fails, and `DegenerateOutputError` when a synchronous m31
+    observation loops twice; background failures go to `errors` instead. Docs: docs/om-engine.md.
+    """
+
     def __init__(self, config: OMConfig, storage: Storage, observer: ChatModel, reflector: ChatModel, *,
                  counter: TokenCounter | None = None, clock: Callable[[], datetime] | None = None) -> None:
         self.config = config
