@@ -7,9 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from bench.errors import ConfigError
-
-STRATEGY_NAMES = ("full_context", "rag", "compaction", "om", "oracle")
-ROLES = ("actor", "observer", "reflector", "judge", "summarizer", "embedder")
+from bench.roles import Role
 
 
 @dataclass
@@ -29,6 +27,11 @@ class ModelCfg:
     embedder: RoleModelCfg = field(default_factory=lambda: RoleModelCfg("offline/embedder"))
     actor_max_input_tokens: int = 128000
 
+    def role(self, role: Role) -> RoleModelCfg:
+        """The configured model of a role (one field per `Role` value)."""
+        found: RoleModelCfg = getattr(self, role.value)
+        return found
+
 
 @dataclass
 class DatasetCfg:
@@ -43,7 +46,7 @@ class DatasetCfg:
 
 @dataclass
 class StrategyCfg:
-    name: str = ""
+    name: str = ""  # the registered strategy (bench.strategies.STRATEGIES); empty = the key it is configured under
     params: dict[str, Any] = field(default_factory=dict)
 
 
@@ -113,7 +116,7 @@ class RootCfg:
     model: ModelCfg = field(default_factory=ModelCfg)
     cachesim: CacheSimCfg = field(default_factory=CacheSimCfg)
     strategies: dict[str, StrategyCfg] = field(default_factory=dict)
-    run_strategies: list[str] = field(default_factory=lambda: list(STRATEGY_NAMES))
+    run_strategies: list[str] = field(default_factory=list)  # empty: every strategy under `strategies`, in order
     name: str = "custom"
     experiment_name: str = "custom"
     dry_run: bool = False
@@ -132,6 +135,8 @@ def validate(cfg: Any) -> RootCfg:
     from omegaconf.errors import OmegaConfBaseException
 
     raw = OmegaConf.to_container(cfg, resolve=True) if not isinstance(cfg, dict) else dict(cfg)
+    if not isinstance(raw, dict):
+        raise ConfigError("the config is not a mapping of sections; check configs/config.yaml")
     raw.pop("hydra", None)
     try:
         merged = OmegaConf.merge(OmegaConf.structured(RootCfg), raw)
@@ -140,11 +145,7 @@ def validate(cfg: Any) -> RootCfg:
         msg = str(exc).splitlines()[0]
         key = getattr(exc, "full_key", None)
         raise ConfigError(f"invalid config{f' at {key!r}' if key else ''}: {msg} (fix the value in configs/ or on the command line)") from None
-    for name in root.run_strategies:
-        if name not in STRATEGY_NAMES:
-            raise ConfigError(f"run_strategies: unknown strategy {name!r}; choose from {', '.join(STRATEGY_NAMES)}")
-        if name not in root.strategies:
-            raise ConfigError(f"run_strategies names {name!r} but strategies.{name} is not configured; add strategy@strategies.{name} to defaults")
+    _check_strategies(root)
     if root.answer.method not in ("con", "direct"):
         raise ConfigError(f"answer.method={root.answer.method!r}: use 'con' or 'direct'")
     if root.answer.history_format not in ("json", "nl"):
@@ -160,3 +161,23 @@ def validate(cfg: Any) -> RootCfg:
     if root.run.progress not in ("auto", "rich", "log", "off"):
         raise ConfigError(f"run.progress={root.run.progress!r}: use auto, rich, log or off")
     return root
+
+
+def _check_strategies(root: RootCfg) -> None:
+    """Every configured or requested strategy names a registered one; a registered strategy requested without
+    a `strategies.<name>` entry runs with its params' defaults."""
+    from bench.strategies import STRATEGY_NAMES
+
+    names = ", ".join(STRATEGY_NAMES)
+    for key, s in root.strategies.items():
+        kind = s.name or key
+        if kind not in STRATEGY_NAMES:
+            raise ConfigError(f"strategies.{key}: unknown strategy {kind!r}; set name: to one of {names}")
+    if not root.run_strategies:
+        root.run_strategies = list(root.strategies)
+    for key in root.run_strategies:
+        if key not in root.strategies:
+            if key not in STRATEGY_NAMES:
+                raise ConfigError(f"run_strategies: unknown strategy {key!r}; choose from {names} "
+                                  f"or configure strategies.{key}.name")
+            root.strategies[key] = StrategyCfg(name=key)

@@ -1,31 +1,158 @@
-"""The per-question replay driver: feed a timeline to a strategy as if it were a live agent, and measure every
-prompt the Actor would have sent (and every background call memory made) against simulated provider caches.
+"""The replay pipeline: one question's haystack fed to a strategy as if it were a live agent, every prompt the
+Actor would have sent (and every background call memory made) measured against simulated provider caches, then
+the question-time prompt.
+
+`ingest_question` is the one entry point: `ombench run` (bench.runner.question) and `ombench perf` (bench.perf)
+both call it with a strategy resolved from the same config (`replay_settings`, `configured_strategy`) and
+simulators from the same factory (`cache_simulators`), so their token counts and cache results are the same.
 
 Clock: the Actor prompt of a turn is observed at `user_at + think_time`; the background calls recorded while
 the turn was processed (observer, reflector, summariser) at the later of that and `assistant_at`, each on its
-own stream (its role), so the simulators' clocks never run backwards.
+own stream (its role), so the simulators' clocks never run backwards. The question is asked at the later of the
+last replayed message and the question date, plus the same think time.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from bench.cachesim.base import CacheSimulator
+from bench.config import RootCfg, StrategyCfg
+from bench.data.schema import Instance
+from bench.errors import ConfigError
 from bench.prompt import Prompt
-from bench.records import CallRecord, current_calls
-from bench.replay import ReplayTurn
-from bench.strategies.base import Strategy
+from bench.records import CallRecord, collect_calls
+from bench.replay import ReplayTurn, build_timeline
+from bench.roles import Role
+from bench.strategies import ReplaySettings, Strategy, StrategyContext, StrategySpec, resolve_strategy
+from om_core.llm import ChatModel
+from om_core.tokens import TokenCounter
 
-CacheByProfile = dict[str, dict[str, float]]
+CacheByProfile = dict[str, dict[str, float]]  # profile -> {"cached", "prefill", "write" (tokens), "cost_usd"}
 
+
+class ModelSource(Protocol):
+    """Where a strategy's background models come from (the gateway): a chat model per role, and embeddings."""
+
+    def model(self, role: str) -> ChatModel: ...
+
+    async def embed(self, texts: list[str], role: str = "embedder") -> list[list[float]]: ...
+
+
+# ---- set-up from the config (shared by the runner and perf) ------------------------------------------------
+
+def replay_settings(cfg: RootCfg) -> ReplaySettings:
+    """The job-level replay settings of a validated config."""
+    return ReplaySettings(
+        actor_model=cfg.model.actor.model,
+        max_input_tokens=cfg.model.actor_max_input_tokens,
+        output_budget=cfg.answer.max_tokens,
+        system_prompt=cfg.answer.system_prompt,
+        method=cfg.answer.method,
+        history_format=cfg.answer.history_format,
+        await_background=cfg.replay.await_background,
+        turn_offset_s=cfg.replay.turn_offset_s,
+        think_time_s=cfg.replay.think_time_s,
+    )
+
+
+def configured_strategy(cfg: RootCfg, key: str, settings: ReplaySettings | None = None) -> StrategySpec:
+    """The strategy configured under `strategies.<key>` (its `name:` or else `key` names the registered class),
+    resolved with the job's settings. Raises ConfigError for an unknown strategy or a bad param."""
+    s = cfg.strategies.get(key) or StrategyCfg()
+    return resolve_strategy(s.name or key, s.params, settings or replay_settings(cfg), name=key)
+
+
+def cache_simulators(profiles: Sequence[str], params: Mapping[str, Any] | None,
+                     actor_model: str) -> Callable[[], dict[str, CacheSimulator]]:
+    """A factory of fresh simulators (one per profile; a question starts with empty caches). Simulated cache
+    costs are priced at the actor's list input price when litellm knows it. Checks the settings once: a bad
+    profile or knob is a one-line ConfigError."""
+    from bench.cachesim import make_simulator, price_per_token
+
+    per = {p: dict((params or {}).get(p) or {}) for p in profiles}
+    price = None if actor_model.startswith("offline/") else price_per_token(actor_model)
+    for knobs in per.values():
+        if price and "input_per_token" not in knobs:
+            knobs["input_per_token"] = price
+
+    def factory() -> dict[str, CacheSimulator]:
+        return {p: make_simulator(p, **per[p]) for p in profiles}
+
+    try:
+        factory()
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ConfigError(f"cachesim: {exc} (check cachesim.profiles / cachesim.params)") from None
+    return factory
+
+
+def opaque_resource_id(inst: Instance) -> str:
+    # opaque: the question id (with its `_abs` marker) never reaches the system under test
+    return "r-" + hashlib.blake2b(inst.question.encode(), digest_size=6).hexdigest()
+
+
+def strategy_context(spec: StrategySpec, models: ModelSource, counter: TokenCounter, resource_id: str) -> StrategyContext:
+    """The context of one question: only the model roles the strategy declared are wired."""
+    s = spec.settings
+    chat = {r.value: models.model(r) for r in sorted(spec.roles) if r is not Role.EMBEDDER}
+
+    async def embed(texts: list[str]) -> list[list[float]]:
+        return await models.embed(texts, role=Role.EMBEDDER)
+
+    return StrategyContext(
+        models=chat, embed=embed if Role.EMBEDDER in spec.roles else None, counter=counter,
+        actor_model=s.actor_model, max_input_tokens=s.max_input_tokens, output_budget=s.output_budget,
+        system_prompt=s.system_prompt, resource_id=resource_id,
+    )
+
+
+# ---- the pipeline ---------------------------------------------------------------------------------------
+
+@dataclass
+class Ingestion:
+    """One question replayed through one strategy."""
+
+    strategy: Strategy  # the memory after ingestion (`state()` for checkpoints)
+    turns: list[dict[str, Any]]  # one row per timeline turn: turn, session, sim_time, prompt_tokens, events, cache
+    calls: list[CallRecord]  # simulated Actor prompts and background calls in issue order, then question-time ones
+    question_prompt: Prompt
+    question_cache: CacheByProfile  # the answering prompt against each simulator
+    question_time: datetime
+
+
+async def ingest_question(inst: Instance, spec: StrategySpec, models: ModelSource, counter: TokenCounter,
+                          sims: Mapping[str, CacheSimulator]) -> Ingestion:
+    """Replay `inst`'s haystack through a fresh instance of `spec` and render the question-time prompt.
+
+    `sims` should be fresh (one question's caches). Model calls go through `models`; a failed call raises
+    its error (bench.gateway.GatewayError), a bad strategy param a ConfigError."""
+    settings = spec.settings
+    strategy = spec.build(strategy_context(spec, models, counter, opaque_resource_id(inst)))
+    view = inst.oracle_view() if spec.cls.uses_oracle_view else inst.view()
+    timeline = build_timeline(view, turn_offset_s=settings.turn_offset_s)
+    replay = await replay_question(strategy, timeline, sims, actor_model=settings.actor_model,
+                                   think_time_s=settings.think_time_s)
+    q_t = question_time(timeline, inst.question_date, settings.think_time_s)
+    prompt, cache, late = await question_call(strategy, inst.question, inst.question_date, inst.question_date_str,
+                                              sims, settings.actor_model, q_t)
+    return Ingestion(strategy, replay.turns, [*replay.calls, *late], prompt, cache, q_t)
+
+
+def question_time(timeline: list[ReplayTurn], question_date: datetime, think_time_s: float) -> datetime:
+    """When the answering call is made: after the last replayed message and not before the question date."""
+    last = timeline[-1].assistant_at if timeline else question_date
+    return max(last, question_date.replace(tzinfo=last.tzinfo)) + timedelta(seconds=think_time_s)
+
+
+# ---- the replay driver ----------------------------------------------------------------------------------
 
 @dataclass
 class ReplayOutcome:
-    turns: list[dict[str, Any]]  # one row per timeline turn: turn, session, sim_time, prompt_tokens, events, cache
+    turns: list[dict[str, Any]]  # one row per timeline turn
     calls: list[CallRecord]  # simulated Actor calls and the real background calls, in issue order
-    strategy_state_fn: Callable[[], dict[str, Any]]  # the memory state after ingestion (for checkpoints)
 
 
 def observe_all(sims: Mapping[str, CacheSimulator], t: datetime, prompt: Prompt, model: str, stream: str) -> CacheByProfile:
@@ -60,7 +187,8 @@ def simulate_background(
 
 
 def actor_record(prompt: Prompt, model: str, t: datetime, cache: CacheByProfile) -> CallRecord:
-    return CallRecord(role="actor", model=model, prompt_tokens=prompt.token_count, sim_time=t, simulated=True, cache=cache)
+    return CallRecord(role=Role.ACTOR.value, model=model, prompt_tokens=prompt.token_count, sim_time=t, simulated=True,
+                      cache=cache)
 
 
 async def replay_question(
@@ -72,11 +200,11 @@ async def replay_question(
     think_time_s: float = 0.0,
     keep_messages: bool = False,
 ) -> ReplayOutcome:
+    """Feed the timeline to the strategy turn by turn; the calls it makes come back in the outcome."""
     think = timedelta(seconds=think_time_s)
-    calls: list[CallRecord] = []
     turns: list[dict[str, Any]] = []
-    token = current_calls.set(calls)  # the gateway appends every background call here
-    try:
+    # one collector for the whole replay: background tasks keep appending to it even after their turn
+    with collect_calls() as calls:
         for turn in timeline:
             start = len(calls)
             result = await strategy.add_turn(turn)
@@ -92,7 +220,7 @@ async def replay_question(
                 "cache": {},
             }
             if result.prompt is not None:
-                cache = observe_all(sims, t_actor, result.prompt, actor_model, "actor")
+                cache = observe_all(sims, t_actor, result.prompt, actor_model, Role.ACTOR.value)
                 rec = actor_record(result.prompt, actor_model, t_actor, cache)
                 row["prompt_tokens"] = rec.prompt_tokens
                 row["cache"] = cache
@@ -100,9 +228,7 @@ async def replay_question(
             simulate_background(background, sims, max(turn.assistant_at, t_actor), keep_messages=keep_messages)
             calls.extend(background)
             turns.append(row)
-    finally:
-        current_calls.reset(token)
-    return ReplayOutcome(turns=turns, calls=calls, strategy_state_fn=strategy.state)
+    return ReplayOutcome(turns=turns, calls=calls)
 
 
 async def question_call(
@@ -113,20 +239,11 @@ async def question_call(
     sims: Mapping[str, CacheSimulator],
     actor_model: str,
     t: datetime,
-) -> tuple[Prompt, CacheByProfile]:
-    """Render the question-time prompt and simulate the answering call at time t.
-
-    Background calls the rendering makes (a last compaction, a query embedding) are simulated first and
-    stay in the caller's `current_calls` collector, if any.
-    """
-    outer = current_calls.get()
-    calls: list[CallRecord] = []
-    token = current_calls.set(calls)
-    try:
+) -> tuple[Prompt, CacheByProfile, list[CallRecord]]:
+    """Render the question-time prompt and simulate the answering call at time t: (prompt, its cache per
+    profile, the background calls the rendering made). Those calls (a last compaction, a query embedding) are
+    simulated first, at the same time."""
+    with collect_calls() as calls:
         prompt = await strategy.question_prompt(question, question_date, question_date_str)
-    finally:
-        current_calls.reset(token)
     simulate_background(calls, sims, t)
-    if outer is not None:
-        outer.extend(calls)
-    return prompt, observe_all(sims, t, prompt, actor_model, "actor")
+    return prompt, observe_all(sims, t, prompt, actor_model, Role.ACTOR.value), calls

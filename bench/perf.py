@@ -1,6 +1,11 @@
 """Replay throughput: every strategy through every haystack, every prompt through every cache profile, with the
 offline engine (no network), timed against tokenising each haystack once with tiktoken in the same process.
 
+Perf sits beside the runner: it composes the same Hydra config (`experiment=perf` unless overridden), resolves
+the strategies from it and replays each question with `bench.ingest.ingest_question`, the function `ombench
+run` ingests with; only the models differ (every role is the offline engine, as in a dry run). The token counts
+and simulated cache results are therefore the run's.
+
 The ratio (replay wall time / tokenise-once wall time) is machine-independent enough to track: a replay must
 at least tokenise everything once, so 1.0 is the floor. Peak RSS is the process high-water mark (it includes
 the dataset itself).
@@ -10,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import cProfile
+import dataclasses
 import gc
 import io
 import pstats
@@ -17,20 +23,22 @@ import resource
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import timedelta
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
-from bench.cachesim import make_simulator
+from bench.cachesim.base import CacheSimulator
+from bench.config import RootCfg
 from bench.data.schema import Instance
-from bench.ingest import question_call, replay_question
-from bench.runner.question import opaque_resource_id
-from bench.records import current_calls
-from bench.replay import build_timeline
-from bench.strategies import StrategyContext, make_strategy
-from om_core.tokens import default_counter, get_encoding
+from bench.errors import ConfigError
+from bench.ingest import Ingestion, cache_simulators, configured_strategy, ingest_question
+from bench.records import collect_calls
+from bench.roles import MEMORY_ROLES, Role
+from bench.strategies import StrategySpec
+from om_core.tokens import TokenCounter, default_counter, get_encoding
 
-STRATEGIES = ("full_context", "rag", "compaction", "om", "oracle")
-PROFILES = ("openai", "anthropic", "vllm")
+if TYPE_CHECKING:
+    from bench.gateway import Gateway
+
+PERF_EXPERIMENT = "experiment=perf"
 
 
 @dataclass
@@ -56,6 +64,7 @@ class PerfReport:
     strategies: dict[str, StrategyStats]
     warm_up_s: float = 0.0  # first gateway calls (imports litellm); not part of the replay time
     profile_text: str = ""
+    setup: str = ""  # the config replayed with, in one line
 
     @property
     def ratio(self) -> float:
@@ -63,6 +72,7 @@ class PerfReport:
 
     def render(self) -> str:
         lines = [
+            *([self.setup] if self.setup else []),
             f"questions: {self.questions}   haystack tokens (o200k): {self.haystack_tokens:,}",
             f"tokenise every haystack once: {self.baseline_s:.2f} s",
             f"replay (all strategies x profiles, question prompt included): {self.replay_s:.2f} s"
@@ -99,84 +109,77 @@ def tokenise_baseline(instances: Sequence[Instance], encoding: str = "o200k_base
     return time.perf_counter() - t0, n
 
 
-def offline_gateway() -> Any:
-    from bench.gateway import Gateway, GatewayConfig
+def perf_config(overrides: Sequence[str] = ()) -> RootCfg:
+    """The validated config perf replays with: configs/ composed with `experiment=perf` (unless `overrides`
+    name another experiment) and the overrides, as `ombench run` would compose it. Raises ConfigError."""
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
 
-    roles = {r: {"model": f"offline/{r}"} for r in ("observer", "reflector", "summarizer", "embedder", "reader")}
+    from bench.cli.run import config_dir
+    from bench.config import validate
+
+    extra = list(overrides)
+    if not any(o.lstrip("+~").startswith("experiment") for o in extra):
+        extra.insert(0, PERF_EXPERIMENT)
+    try:
+        with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
+            composed = compose(config_name="config", overrides=extra)
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise ConfigError(f"config override: {str(exc).splitlines()[0]} (overrides: {' '.join(extra)})") from None
+    return validate(composed)
+
+
+def offline_gateway() -> Gateway:
+    """A gateway with the offline engine in every role and no response cache (rule-based, no network)."""
+    from bench.gateway import Gateway, GatewayConfig, RoleModel
+
+    roles = {r.value: RoleModel(r.offline_model) for r in Role}
     return Gateway(GatewayConfig(roles=roles, cache_policy="off", cache_path=None))
 
 
-async def replay_one(
-    inst: Instance,
-    strategy: str,
-    params: Mapping[str, Any],
-    profiles: Sequence[str],
-    gateway: Any,
-    *,
-    actor_model: str = "gpt-4o",
-    max_input_tokens: int = 128000,
-    output_budget: int = 800,
-) -> dict[str, Any]:
-    """One question through one strategy, as the runner does it (fresh simulators per question)."""
-    ctx = StrategyContext(
-        models={r: gateway.model(r) for r in ("observer", "reflector", "summarizer")},
-        embed=lambda texts: gateway.embed(texts, role="embedder"),
-        counter=default_counter(),
-        actor_model=actor_model,
-        max_input_tokens=max_input_tokens,
-        output_budget=output_budget,
-        system_prompt="",
-        resource_id=opaque_resource_id(inst),
-    )
-    s = make_strategy(strategy, dict(params), ctx)
-    view = inst.oracle_view() if getattr(s, "uses_oracle_view", False) else inst.view()
-    timeline = build_timeline(view)
-    sims = {p: make_simulator(p) for p in profiles}
-    out = await replay_question(s, timeline, sims, actor_model=actor_model)
-    last = timeline[-1].assistant_at if timeline else None
-    q_date = inst.question_date.replace(tzinfo=last.tzinfo) if last else inst.question_date
-    q_t = max(last, q_date) if last else q_date
-    qprompt, qcache = await question_call(
-        s, inst.question, inst.question_date, inst.question_date_str, sims, actor_model, q_t + timedelta(seconds=1)
-    )
-    return {"turns": out.turns, "calls": out.calls, "question_tokens": qprompt.token_count, "question_cache": qcache}
+async def replay_one(inst: Instance, spec: StrategySpec, gateway: Gateway, counter: TokenCounter,
+                     make_sims: Callable[[], dict[str, CacheSimulator]]) -> Ingestion:
+    """One question through one strategy, exactly as the runner ingests it (fresh simulators per question)."""
+    return await ingest_question(inst, spec, gateway, counter, make_sims())
 
 
-def _accumulate(st: StrategyStats, res: Mapping[str, Any]) -> None:
+def _accumulate(st: StrategyStats, res: Ingestion) -> None:
     st.questions += 1
-    rows = [r for r in res["turns"] if r["prompt_tokens"]]
+    rows = [r for r in res.turns if r["prompt_tokens"]]
     st.prompts += len(rows) + 1
-    st.prompt_tokens += sum(r["prompt_tokens"] for r in rows) + res["question_tokens"]
-    st.background_calls += sum(1 for c in res["calls"] if not c.simulated)
-    for r in res["turns"]:
+    st.prompt_tokens += sum(r["prompt_tokens"] for r in rows) + res.question_prompt.token_count
+    st.background_calls += sum(1 for c in res.calls if not c.simulated)
+    for r in res.turns:
         for e in r["events"]:
             st.events[e] = st.events.get(e, 0) + 1
-    for r in [*rows, {"cache": res["question_cache"]}]:
-        for p, c in r["cache"].items():
+    for cache in [*(r["cache"] for r in rows), res.question_cache]:
+        for p, c in cache.items():
             st.cached[p] = st.cached.get(p, 0) + int(c["cached"])
 
 
-async def warm_up(gateway: Any) -> float:
-    """One call per role, untimed by the replay: the first call imports litellm (seconds, once per process)."""
+async def warm_up(gateway: Gateway) -> float:
+    """One call per memory role, untimed by the replay: the first call imports litellm (seconds, once)."""
     t0 = time.perf_counter()
-    token = current_calls.set([])
-    try:
-        for role in ("observer", "reflector", "summarizer"):
-            await gateway.model(role).complete([{"role": "user", "content": "warm up"}])
-        await gateway.embed(["warm up"], role="embedder")
-    finally:
-        current_calls.reset(token)
+    with collect_calls():  # discarded
+        for role in sorted(MEMORY_ROLES):
+            if role is Role.EMBEDDER:
+                await gateway.embed(["warm up"], role=role)
+            else:
+                await gateway.model(role).complete([{"role": "user", "content": "warm up"}])
     return time.perf_counter() - t0
 
 
 async def run_perf(
     instances: Sequence[Instance],
-    strategies: Iterable[str] = STRATEGIES,
-    profiles: Sequence[str] = PROFILES,
-    params: Mapping[str, Mapping[str, Any]] | None = None,
+    cfg: RootCfg,
     prof: cProfile.Profile | None = None,
 ) -> tuple[dict[str, StrategyStats], float, float]:
-    """Replay every question through every strategy: the stats, the replay seconds, the (excluded) warm-up."""
+    """Replay every question through every strategy of `cfg.run_strategies`, with the simulators of
+    `cfg.cachesim`: the stats, the replay seconds, the (excluded) warm-up seconds."""
+    specs = [configured_strategy(cfg, key) for key in cfg.run_strategies]
+    make_sims = cache_simulators(cfg.cachesim.profiles, cfg.cachesim.params, cfg.model.actor.model)
+    counter = default_counter()
     gateway = offline_gateway()
     warm_s = await warm_up(gateway)
     if gc.isenabled() and gc.get_freeze_count():
@@ -184,15 +187,16 @@ async def run_perf(
         # dataset (measure()), or every full collection during the replay walks them again
         gc.collect()
         gc.freeze()
-    stats = {s: StrategyStats() for s in strategies}
+    stats = {spec.name: StrategyStats() for spec in specs}
     t_start = time.perf_counter()
     if prof:
         prof.enable()
     for inst in instances:
-        for name, st in stats.items():
+        for spec in specs:
+            st = stats[spec.name]
             t0 = time.perf_counter()
             try:
-                res = await replay_one(inst, name, (params or {}).get(name, {}), profiles, gateway)
+                res = await replay_one(inst, spec, gateway, counter, make_sims)
             except Exception as exc:  # as in the runner: one question's failure is recorded, not fatal
                 st.seconds += time.perf_counter() - t0
                 st.failed.append(f"{inst.question_id}: {type(exc).__name__}: {exc}")
@@ -293,13 +297,22 @@ def tokenizer_callers(stats: pstats.Stats, top: int = 8) -> str:
 
 def measure(
     instances: Sequence[Instance],
-    strategies: Sequence[str] = STRATEGIES,
-    profiles: Sequence[str] = PROFILES,
+    strategies: Sequence[str] | None = None,
+    profiles: Sequence[str] | None = None,
     *,
-    params: Mapping[str, Mapping[str, Any]] | None = None,
+    cfg: RootCfg | None = None,
+    overrides: Sequence[str] = (),
     cpu_profile: int = 0,
 ) -> PerfReport:
-    """Baseline, then the replay (optionally under cProfile, printing the top `cpu_profile` entries)."""
+    """Baseline, then the replay (optionally under cProfile, printing the top `cpu_profile` entries).
+
+    The config is `cfg`, or `perf_config(overrides)`; `strategies` (configured names) and `profiles` replace
+    its run_strategies and cachesim.profiles when given."""
+    cfg = cfg or perf_config(overrides)
+    if strategies is not None:
+        cfg = dataclasses.replace(cfg, run_strategies=list(strategies))
+    if profiles is not None:
+        cfg = dataclasses.replace(cfg, cachesim=dataclasses.replace(cfg.cachesim, profiles=list(profiles)))
     rss_loaded = rss_bytes()
     # The loaded dataset is millions of long-lived objects; without this every gen-2 collection during the
     # replay walks all of them (measured: a large share of the replay). The runner can do the same.
@@ -308,7 +321,7 @@ def measure(
     try:
         baseline, n_tokens = tokenise_baseline(instances)
         prof = cProfile.Profile() if cpu_profile else None
-        stats, replay_s, warm_s = asyncio.run(run_perf(instances, strategies, profiles, params, prof))
+        stats, replay_s, warm_s = asyncio.run(run_perf(instances, cfg, prof))
     finally:
         gc.unfreeze()
     text = ""
@@ -334,4 +347,7 @@ def measure(
         strategies=stats,
         warm_up_s=warm_s,
         profile_text=text,
+        setup=f"config: experiment={cfg.experiment_name}, actor {cfg.model.actor.model} "
+              f"({cfg.model.actor_max_input_tokens:,}-token window) for prices and windows, every model role "
+              f"offline; profiles {','.join(cfg.cachesim.profiles)}",
     )

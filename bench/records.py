@@ -1,11 +1,13 @@
-"""Accounting records shared by the gateway, strategies, cache simulators and the store."""
+"""Accounting records shared by the gateway, strategies, cache simulators and the store, and the one helper
+that collects the calls a block of code made (`collect_calls`)."""
 
 from __future__ import annotations
 
 import contextvars
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Iterator
 
 
 @dataclass
@@ -30,12 +32,32 @@ class CallRecord:
     cache: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
-# The collector of the question being processed. The gateway appends every call it makes to it, so
-# strategies never need to thread call lists through their APIs.
-current_calls: contextvars.ContextVar[list[CallRecord] | None] = contextvars.ContextVar("current_calls", default=None)
+# Where record_call puts calls: the list of the innermost collect_calls() block, if any. A ContextVar, so
+# concurrent questions (tasks) each have their own, and the gateway needs no call list threaded through it.
+_collector: contextvars.ContextVar[list[CallRecord] | None] = contextvars.ContextVar("call_collector", default=None)
 
 
 def record_call(rec: CallRecord) -> None:
-    calls = current_calls.get()
+    """Add a call to the innermost `collect_calls()` block of the current task; dropped outside any block.
+
+    The gateway calls this for every model call it makes (and test doubles do the same)."""
+    calls = _collector.get()
     if calls is not None:
         calls.append(rec)
+
+
+@contextmanager
+def collect_calls() -> Iterator[list[CallRecord]]:
+    """Collect the calls recorded inside the block: `with collect_calls() as calls: ...` -> list[CallRecord].
+
+    The one way to learn which model calls a piece of code made. Blocks nest: an inner block takes the calls
+    made inside it and the outer block never sees them (whoever opened the inner block returns them
+    explicitly). Asyncio tasks started inside the block keep recording into its list, also after it closes
+    (a context is copied when a task starts), so background work finishing late is not lost.
+    """
+    calls: list[CallRecord] = []
+    token = _collector.set(calls)
+    try:
+        yield calls
+    finally:
+        _collector.reset(token)

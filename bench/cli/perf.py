@@ -1,22 +1,31 @@
 """`ombench perf`: replay throughput of all strategies x cache profiles with the offline engine, as a ratio to
-tokenising every haystack once, plus peak RSS."""
+tokenising every haystack once, plus peak RSS. It replays with the run's own config (`experiment=perf` by
+default; trailing KEY=VALUE overrides as for `ombench run`) through the run's own ingestion function."""
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from bench.errors import ConfigError
 
+if TYPE_CHECKING:
+    from bench.config import RootCfg
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("perf", help="time the replay of every strategy and cache profile (offline engine)")
     p.add_argument("--data", default="longmemeval_s", metavar="PATH_OR_NAME",
                    help="dataset name or file (default longmemeval_s, found through --data-dir / $LONGMEMEVAL_DATA_DIR)")
     p.add_argument("--data-dir", default=None, help="folder holding the LongMemEval files")
     p.add_argument("--limit", type=int, default=10, help="first N questions (0 = all; default 10)")
-    p.add_argument("--strategies", default="full_context,rag,compaction,om,oracle", help="comma-separated")
-    p.add_argument("--profiles", default="openai,anthropic,vllm", help="comma-separated cache profiles")
+    p.add_argument("--strategies", default=None,
+                   help="comma-separated configured strategies (default: the config's run_strategies, i.e. all)")
+    p.add_argument("--profiles", default=None,
+                   help="comma-separated cache profiles (default: the config's cachesim.profiles)")
     p.add_argument("--cprofile", type=int, default=0, metavar="N", help="run under cProfile and print the top N entries")
+    p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
+                   help="Hydra overrides of the config replayed with (default experiment=perf), as for `ombench run`")
     p.set_defaults(func=_run)
 
 
@@ -33,16 +42,24 @@ def _split(text: str, knob: str, allowed: tuple[str, ...] | None = None) -> list
 def _run(args: argparse.Namespace) -> int:
     from bench.cachesim import PROFILES
     from bench.data.loader import load_dataset
-    from bench.perf import measure
-    from bench.strategies import STRATEGIES
+    from bench.perf import measure, perf_config
 
-    strategies = _split(args.strategies, "strategies", tuple(STRATEGIES))
-    profiles = _split(args.profiles, "profiles", tuple(PROFILES))
     if args.limit < 0:
         raise ConfigError("--limit must be >= 0 (0 = every question)")
+    cfg = perf_config(args.overrides)
+    strategies = None if args.strategies is None else _split(args.strategies, "strategies", _known(cfg))
+    profiles = None if args.profiles is None else _split(args.profiles, "profiles", tuple(PROFILES))
     ds = load_dataset(args.data, args.data_dir)
     instances = ds.instances[: args.limit] if args.limit else ds.instances
-    report = measure(instances, strategies, profiles, cpu_profile=args.cprofile)
+    report = measure(instances, strategies, profiles, cfg=cfg, cpu_profile=args.cprofile)
     print(f"dataset: {ds.name} ({len(instances)} of {len(ds)} questions); offline engine, not an LLM")
     print(report.render())
     return 0
+
+
+def _known(cfg: RootCfg) -> tuple[str, ...]:
+    """Strategy names perf can replay: those configured, and every registered one (with its defaults)."""
+    from bench.strategies import STRATEGY_NAMES
+
+    configured = tuple(cfg.strategies)
+    return configured + tuple(n for n in STRATEGY_NAMES if n not in configured)

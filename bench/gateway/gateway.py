@@ -3,8 +3,8 @@ embeddings) goes through here, on litellm.
 
 Per call: resolve the role's model and params → response cache (content-addressed; identical concurrent
 requests share one provider call) → per-provider gate (RPM/TPM buckets, AIMD concurrency, Retry-After) →
-litellm with our retries (tenacity; litellm/SDK retries off) → usage + cost → a `CallRecord` appended to
-`bench.records.current_calls` and a `Completion` whose `meta` carries cost, latency, cache hit and retries.
+litellm with our retries (tenacity; litellm/SDK retries off) → usage + cost → a `CallRecord` handed to
+`bench.records.record_call` (the caller's `collect_calls()` block gets it) and a `Completion` whose `meta` carries cost, latency, cache hit and retries.
 
 One Gateway per event loop (its locks and buckets belong to the loop that first uses them).
 """

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from bench.config import RootCfg
+from bench.roles import Role
 from bench.runner.experiment import load_data, make_gateway, run_strategy
 from bench.runner.progress import Progress
 from bench.store.contract import CallRow, QuestionResult, RunManifest
@@ -49,23 +50,26 @@ def estimate(root: RootCfg, calls: list[CallRow], scale: float) -> list[dict[str
     from bench.gateway.usage import estimate_cost
 
     acc: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    models: dict[str, str] = {}
     for c in calls:
         if c.simulated:
             continue  # turn prompts of the simulated live agent are measured, never sent
-        role = c.role if c.role != "reader" else "actor"
-        model = getattr(root.model, role).model if hasattr(root.model, role) else c.model
+        role = Role.parse(c.role)
+        label = role.value if role else c.role
+        model = root.model.role(role).model if role else c.model
+        models[label] = model
         prof = _PROVIDER_PROFILE.get(provider_of(model))
-        cached = float((c.cache.get(prof) or {}).get("cached", 0)) if prof and role == "actor" else 0.0
-        a = acc[role]
+        cached = float((c.cache.get(prof) or {}).get("cached", 0)) if prof and role is Role.ACTOR else 0.0
+        a = acc[label]
         a["calls"] += 1
         a["prompt"] += c.prompt_tokens
         a["cached"] += cached
         a["output"] += c.completion_tokens
         a["usd"] += estimate_cost(model, c.prompt_tokens, c.completion_tokens, int(cached))
     rows = []
-    for role, a in sorted(acc.items()):
+    for label, a in sorted(acc.items()):
         rows.append({
-            "role": role, "model": getattr(root.model, role).model,
+            "role": label, "model": models[label],
             "calls": a["calls"] * scale, "prompt_tokens": a["prompt"] * scale, "cached_tokens": a["cached"] * scale,
             "prefill_tokens": (a["prompt"] - a["cached"]) * scale, "output_tokens": a["output"] * scale,
             "usd": a["usd"] * scale,

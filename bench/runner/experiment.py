@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from bench.config import RootCfg
 from bench.data.dataset import Dataset
 from bench.data.schema import Instance
-from bench.errors import ConfigError
+from bench.ingest import cache_simulators, configured_strategy
+from bench.roles import Role
 from bench.runner.checkpoint import CheckpointStore
 from bench.runner.keys import ingest_key, run_key
 from bench.runner.manifest import build_manifest
@@ -19,7 +20,6 @@ from bench.runner.question import QuestionEnv, process_question
 from bench.store.contract import ResultSink
 
 if TYPE_CHECKING:  # the gateway imports litellm: load it only when a run starts
-    from bench.cachesim.base import CacheSimulator
     from bench.gateway import Gateway
     from bench.gateway.config import CachePolicy
 
@@ -46,21 +46,25 @@ def load_data(cfg: RootCfg) -> Dataset:
 
 
 def make_gateway(cfg: RootCfg, *, offline_roles: bool = False) -> Gateway:
+    """One gateway for the job: a model per role (`model.<role>`). `offline_roles` swaps every role for the
+    offline engine (dry runs)."""
     from bench.gateway import Gateway, GatewayConfig, RoleModel
 
     roles = {}
-    for r in ("actor", "observer", "reflector", "judge", "summarizer", "embedder"):
-        rm = getattr(cfg.model, r)
+    for r in Role:
+        rm = cfg.model.role(r)
         model = rm.model
         if offline_roles and not model.startswith("offline/"):
-            model = OFFLINE_FOR_ROLE[r]
-        roles[r] = RoleModel(model=model, params=dict(rm.params) if not offline_roles else {})
-    Path(cfg.output.response_cache).parent.mkdir(parents=True, exist_ok=True)
+            model = r.offline_model
+        roles[r.value] = RoleModel(model=model, params=dict(rm.params) if not offline_roles else {})
+    policy = cast("CachePolicy", cfg.output.response_cache_policy)  # validated with the config
+    if policy != "off":
+        Path(cfg.output.response_cache).parent.mkdir(parents=True, exist_ok=True)
     return Gateway(
         GatewayConfig(
             roles=roles,
             cache_path=cfg.output.response_cache,
-            cache_policy=cast("CachePolicy", cfg.output.response_cache_policy),  # validated with the config
+            cache_policy=policy,
             max_attempts=cfg.gateway.max_attempts,
             rpm=dict(cfg.gateway.rpm),
             tpm=dict(cfg.gateway.tpm),
@@ -70,36 +74,6 @@ def make_gateway(cfg: RootCfg, *, offline_roles: bool = False) -> Gateway:
             api_key_env=dict(cfg.gateway.api_key_env),
         )
     )
-
-
-OFFLINE_FOR_ROLE = {
-    "actor": "offline/reader",
-    "observer": "offline/observer",
-    "reflector": "offline/reflector",
-    "judge": "offline/judge",
-    "summarizer": "offline/summarizer",
-    "embedder": "offline/embedder",
-}
-
-
-def make_sims_factory(cfg: RootCfg, actor_model: str) -> Callable[[], dict[str, CacheSimulator]]:
-    from bench.cachesim import make_simulator, price_per_token
-
-    params = {p: dict((cfg.cachesim.params or {}).get(p) or {}) for p in cfg.cachesim.profiles}
-    price = None if actor_model.startswith("offline/") else price_per_token(actor_model)
-    for p in params.values():
-        # simulated cache costs are priced at the actor's list input price when litellm knows it
-        if price and "input_per_token" not in p:
-            p["input_per_token"] = price
-
-    def factory() -> dict[str, CacheSimulator]:
-        return {p: make_simulator(p, **params[p]) for p in cfg.cachesim.profiles}
-
-    try:
-        factory()
-    except (TypeError, ValueError, KeyError) as exc:
-        raise ConfigError(f"cachesim: {exc} (check cachesim.profiles / cachesim.params)") from None
-    return factory
 
 
 async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSink, gateway: Gateway,
@@ -116,14 +90,14 @@ async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSin
     retry = sink.errored_ids(key) & done  # a failed call (rate limit, outage) is retried on the next run
     done -= retry
     todo = [i for i in ds.instances if i.question_id not in done]
-    judge = Judge(gateway.model("judge"), source=cfg.judge.source, official_repo=cfg.judge.official_repo,
+    judge = Judge(gateway.model(Role.JUDGE), source=cfg.judge.source, official_repo=cfg.judge.official_repo,
                   repeats=cfg.judge.repeats, model_name=cfg.model.judge.model)
     env = QuestionEnv(
-        cfg=cfg, strategy_name=strategy, gateway=gateway, counter=default_counter(), judge=judge,
+        cfg=cfg, strategy=configured_strategy(cfg, strategy), gateway=gateway, counter=default_counter(), judge=judge,
         checkpoints=CheckpointStore(cfg.output.checkpoint_dir, ingest_key(cfg, strategy, ds.sha256) + ("-dry" if dry_run else ""))
         if cfg.run.checkpoints else None,
-        make_sims=make_sims_factory(cfg, cfg.model.actor.model),
-        actor_model_name=cfg.model.actor.model, judge_model_name=cfg.model.judge.model,
+        make_sims=cache_simulators(cfg.cachesim.profiles, cfg.cachesim.params, cfg.model.actor.model),
+        judge_model_name=cfg.model.judge.model,
     )
     out = RunOutcome(key, strategy, len(ds.instances), 0, len(ds.instances) - len(todo), 0)
     progress.start_run(strategy, total=len(ds.instances), done=out.skipped)

@@ -11,6 +11,8 @@ import json
 from typing import Any
 
 from bench.config import RootCfg
+from bench.ingest import configured_strategy, replay_settings
+from bench.roles import Role
 
 
 def canonical(obj: Any) -> str:
@@ -21,43 +23,40 @@ def short_hash(obj: Any, n: int = 16) -> str:
     return hashlib.sha256(canonical(obj).encode()).hexdigest()[:n]
 
 
-def _role(cfg: RootCfg, role: str) -> dict[str, Any]:
-    rm = getattr(cfg.model, role)
+def _role(cfg: RootCfg, role: Role) -> dict[str, Any]:
+    rm = cfg.model.role(role)
     return {"model": rm.model, "params": rm.params}
 
 
 def ingest_spec(cfg: RootCfg, strategy: str, dataset_sha: str) -> dict[str, Any]:
-    """What determines the memory state after replaying a haystack."""
-    s = cfg.strategies[strategy]
-    spec: dict[str, Any] = {
+    """What determines the memory state and the turn series after replaying a haystack.
+
+    Read from the strategy's declarations (`bench.strategies.StrategyBase`), never from its name: its
+    resolved key params, the models of the roles it calls, and the reader settings only when it renders the
+    reader prompt. Raises ConfigError for an unknown strategy or a bad param."""
+    settings = replay_settings(cfg)
+    spec = configured_strategy(cfg, strategy, settings)
+    out: dict[str, Any] = {
         "dataset_sha256": dataset_sha,
-        "strategy": strategy,
-        "params": s.params,
-        "replay": {"turn_offset_s": cfg.replay.turn_offset_s, "await_background": cfg.replay.await_background},
-        "system_prompt": cfg.answer.system_prompt,
-        "think_time_s": cfg.replay.think_time_s,
+        "strategy": spec.kind,
+        "params": spec.key_params(),
+        "models": {str(r): _role(cfg, r) for r in sorted(spec.roles)},
+        "replay": {"turn_offset_s": settings.turn_offset_s, "think_time_s": settings.think_time_s},
+        "system_prompt": settings.system_prompt,
         "cachesim": {"profiles": cfg.cachesim.profiles, "params": cfg.cachesim.params},
     }
-    if strategy in ("full_context", "oracle"):
-        # these render the official reader prompt and truncate to the actor's window: both shape the prompts
-        spec["reader"] = {"method": cfg.answer.method, "history_format": cfg.answer.history_format,
-                          "window": cfg.model.actor_max_input_tokens, "output_budget": cfg.answer.max_tokens}
-    if strategy == "om":
-        spec["observer"] = _role(cfg, "observer")
-        spec["reflector"] = _role(cfg, "reflector")
-    elif strategy == "compaction":
-        spec["summarizer"] = _role(cfg, "summarizer")
-    elif strategy == "rag" and s.params.get("retriever") == "dense":
-        spec["embedder"] = _role(cfg, "embedder")
-    return spec
+    if spec.cls.renders_reader_prompt:
+        # the official reader prompt is cut to the Actor's window minus the answer budget: both shape the prompts
+        out["reader"] = {"window": settings.max_input_tokens, "output_budget": settings.output_budget}
+    return out
 
 
 def run_spec(cfg: RootCfg, strategy: str, dataset_sha: str, subset_ids: list[str] | None) -> dict[str, Any]:
     return {
         "ingest": ingest_spec(cfg, strategy, dataset_sha),
         "dataset": {"name": cfg.dataset.name, "subset": subset_ids},
-        "actor": _role(cfg, "actor"),
-        "judge": {**_role(cfg, "judge"), "source": cfg.judge.source, "repeats": cfg.judge.repeats},
+        "actor": _role(cfg, Role.ACTOR),
+        "judge": {**_role(cfg, Role.JUDGE), "source": cfg.judge.source, "repeats": cfg.judge.repeats},
         "answer": {"method": cfg.answer.method, "history_format": cfg.answer.history_format,
                    "max_tokens": cfg.answer.max_tokens, "temperature": cfg.answer.temperature},
         "epoch": cfg.run.epoch,

@@ -3,18 +3,17 @@ answer with the Actor, judge, and return the `QuestionResult` the store writes i
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import asdict, dataclass
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Callable
 
 from bench.config import RootCfg
 from bench.data.schema import Instance
 from bench.prompt import Prompt
-from bench.records import CallRecord, current_calls
-from bench.replay import build_timeline
+from bench.records import CallRecord, collect_calls
+from bench.roles import Role
 from bench.runner.checkpoint import CheckpointStore
 from bench.store.contract import CallRow, JudgmentRow, QuestionResult, SampleRow, TurnRow
+from bench.strategies import StrategySpec
 
 if TYPE_CHECKING:  # the gateway imports litellm: load it only when a run starts
     from bench.cachesim.base import CacheSimulator
@@ -28,13 +27,12 @@ class QuestionEnv:
     """Everything a question needs that is shared across the questions of one run."""
 
     cfg: RootCfg
-    strategy_name: str
+    strategy: StrategySpec  # resolved from the config: class, params, roles, replay settings
     gateway: Gateway
     counter: TokenCounter
     judge: Judge
     checkpoints: CheckpointStore | None
     make_sims: Callable[[], dict[str, CacheSimulator]]
-    actor_model_name: str
     judge_model_name: str
 
 
@@ -53,59 +51,20 @@ def _prompt_from_json(d: dict[str, Any]) -> Prompt:
     return Prompt(segments=[Segment(**s) for s in d["segments"]], meta=d.get("meta", {}))
 
 
-def opaque_resource_id(inst: Instance) -> str:
-    # opaque: the question id (with its `_abs` marker) never reaches the system under test
-    return "r-" + hashlib.blake2b(inst.question.encode(), digest_size=6).hexdigest()
-
-
 async def ingest(inst: Instance, env: QuestionEnv) -> dict[str, Any]:
-    """Replay the haystack and render the question-time prompt; returns a checkpoint payload."""
-    from bench.ingest import question_call, replay_question
-    from bench.strategies import StrategyContext, make_strategy
+    """Replay the haystack and render the question-time prompt (bench.ingest.ingest_question); returns a
+    checkpoint payload."""
+    from bench.ingest import ingest_question
 
-    cfg = env.cfg
-    gw = env.gateway
-    ctx = StrategyContext(
-        models={r: gw.model(r) for r in ("observer", "reflector", "summarizer")},
-        embed=lambda texts: gw.embed(texts, role="embedder"),
-        counter=env.counter,
-        actor_model=env.actor_model_name,
-        max_input_tokens=cfg.model.actor_max_input_tokens,
-        output_budget=cfg.answer.max_tokens,
-        system_prompt=cfg.answer.system_prompt,
-        resource_id=opaque_resource_id(inst),
-    )
-    params = dict(cfg.strategies[env.strategy_name].params)
-    params.setdefault("method", cfg.answer.method)
-    params.setdefault("history_format", cfg.answer.history_format)
-    params.setdefault("await_background", cfg.replay.await_background)
-    strategy = make_strategy(env.strategy_name, params, ctx)
-    view = inst.oracle_view() if getattr(strategy, "uses_oracle_view", False) else inst.view()
-    timeline = build_timeline(view, turn_offset_s=cfg.replay.turn_offset_s)
-    sims = env.make_sims()
-    outcome = await replay_question(
-        strategy, timeline, sims, actor_model=env.actor_model_name, think_time_s=cfg.replay.think_time_s
-    )
-    last_t = timeline[-1].assistant_at if timeline else inst.question_date
-    q_t = max(last_t, inst.question_date.replace(tzinfo=last_t.tzinfo)) + timedelta(seconds=cfg.replay.think_time_s)
-    late: list[CallRecord] = []  # background work at question time (a query embedding, a final compaction)
-    token = current_calls.set(late)
-    try:
-        qprompt, qcache = await question_call(
-            strategy, inst.question, inst.question_date, inst.question_date_str, sims, env.actor_model_name, q_t
-        )
-    finally:
-        current_calls.reset(token)
-    for rec in late:
-        rec.messages = None
+    got = await ingest_question(inst, env.strategy, env.gateway, env.counter, env.make_sims())
     return {
         "question_id": inst.question_id,
-        "state": strategy.state(),
-        "turns": outcome.turns,
-        "calls": [call_row(c, i, "ingest") for i, c in enumerate([*outcome.calls, *late])],
-        "question_prompt": _prompt_to_json(qprompt),
-        "question_cache": qcache,
-        "question_time": q_t.isoformat(),
+        "state": got.strategy.state(),
+        "turns": got.turns,
+        "calls": [call_row(c, i, "ingest") for i, c in enumerate(got.calls)],
+        "question_prompt": _prompt_to_json(got.question_prompt),
+        "question_cache": got.question_cache,
+        "question_time": got.question_time.isoformat(),
     }
 
 
@@ -125,12 +84,10 @@ async def process_question(inst: Instance, env: QuestionEnv) -> QuestionResult:
     error: str | None = None
     hypothesis = ""
     judgment: Judgment | None = None
-    answer_calls: list[CallRecord] = []
-    token = current_calls.set(answer_calls)
-    try:
+    with collect_calls() as answer_calls:
         try:
             hypothesis, _ = await answer_call(
-                env.gateway.model("actor"), qprompt, max_tokens=cfg.answer.max_tokens,
+                env.gateway.model(Role.ACTOR), qprompt, max_tokens=cfg.answer.max_tokens,
                 temperature=cfg.answer.temperature,
             )
         except GatewayError as exc:
@@ -142,8 +99,6 @@ async def process_question(inst: Instance, env: QuestionEnv) -> QuestionResult:
                 )
             except GatewayError as exc:
                 error = f"judge: {exc}"
-    finally:
-        current_calls.reset(token)
 
     calls = [CallRow.from_dict(c) for c in payload["calls"]]
     for rec in answer_calls:

@@ -1,18 +1,32 @@
-"""Memory strategies replayed through each haystack: full_context, rag, compaction, om, oracle.
+"""Memory strategies replayed through each haystack, and the one registry of their names.
 
-`make_strategy(name, params, ctx)` builds one; each renders the Actor prompt at every user turn (a simulated
-live agent: no Actor call during replay) and at question time, and can save/restore its memory state.
+Each strategy renders the Actor prompt at every user turn (a simulated live agent: no Actor call during replay)
+and at question time, and can save/restore its memory state. Its class declares what it needs
+(`StrategyBase`: params dataclass, model roles, ingestion-key params); `resolve_strategy` reads those
+declarations for a configured strategy, and `StrategySpec.build` makes an instance for one question.
+
+Adding a strategy: its module here (a `StrategyBase` subclass), its `configs/strategy/<name>.yaml`, and one line
+in `STRATEGIES`.
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from bench.errors import ConfigError
-from bench.strategies.base import COMMON_PARAMS, Strategy, StrategyContext, TurnResult
+from bench.roles import Role
+from bench.strategies.base import (
+    COMMON_PARAMS,
+    ReplaySettings,
+    Strategy,
+    StrategyBase,
+    StrategyContext,
+    TurnResult,
+)
 
-# name -> "module:Class"; imported on demand so e.g. om_core's engine loads only for the om strategy
+# The registry: name -> "module:Class", imported on first use (so om_core's engine loads only for om).
 STRATEGIES: dict[str, str] = {
     "full_context": "bench.strategies.full_context:FullContextStrategy",
     "rag": "bench.strategies.rag:RagStrategy",
@@ -20,18 +34,65 @@ STRATEGIES: dict[str, str] = {
     "om": "bench.strategies.om:OMStrategy",
     "oracle": "bench.strategies.oracle:OracleStrategy",
 }
+STRATEGY_NAMES: tuple[str, ...] = tuple(STRATEGIES)
 
 
-def strategy_class(name: str) -> type:
+def strategy_class(name: str) -> type[StrategyBase]:
+    """The class registered under `name`. Raises ConfigError (one line, listing the names) when unknown."""
     target = STRATEGIES.get(name)
     if target is None:
         raise ConfigError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
     module, cls = target.split(":")
-    return getattr(importlib.import_module(module), cls)
+    found: type[StrategyBase] = getattr(importlib.import_module(module), cls)
+    return found
+
+
+@dataclass(frozen=True)
+class StrategySpec:
+    """A configured strategy, resolved from its declarations: what the replay builds and the ingestion key hashes.
+
+    `name` is the configured name (the key under `strategies:`), `cls` the registered class (`kind`), `params`
+    its params dataclass with defaults and the job's common params filled in, `roles` the model roles it calls.
+    """
+
+    name: str
+    cls: type[StrategyBase]
+    params: Any
+    roles: frozenset[Role]
+    settings: ReplaySettings
+
+    @property
+    def kind(self) -> str:
+        return self.cls.name
+
+    def key_params(self) -> dict[str, Any]:
+        """The resolved params that key the ingestion checkpoint (see `StrategyBase.key_params`)."""
+        return self.cls.key_params(self.params, self.settings)
+
+    def build(self, ctx: StrategyContext) -> Strategy:
+        """A fresh instance for one question."""
+        return self.cls(self.params, ctx)
+
+
+def resolve_strategy(kind: str, params: Mapping[str, Any] | None, settings: ReplaySettings | None = None,
+                     *, name: str | None = None) -> StrategySpec:
+    """Resolve a strategy of registered `kind` with its config `params` under the job's `settings`.
+
+    The job's common params (answer.method, answer.history_format, replay.await_background) are offered first,
+    so a strategy's own value for one wins. Raises ConfigError for an unknown kind or a bad param."""
+    cls = strategy_class(kind)
+    settings = settings or ReplaySettings()
+    p = cls.parse({**settings.common_params(), **dict(params or {})})
+    return StrategySpec(name or kind, cls, p, cls.model_roles(p), settings)
 
 
 def make_strategy(name: str, params: Mapping[str, Any] | None, ctx: StrategyContext) -> Strategy:
-    return strategy_class(name)(dict(params or {}), ctx)
+    """One instance of the registered strategy `name` with these params (defaults for the rest)."""
+    cls = strategy_class(name)
+    return cls(cls.parse(params), ctx)
 
 
-__all__ = ["COMMON_PARAMS", "STRATEGIES", "Strategy", "StrategyContext", "TurnResult", "make_strategy", "strategy_class"]
+__all__ = [
+    "COMMON_PARAMS", "STRATEGIES", "STRATEGY_NAMES", "ReplaySettings", "Strategy", "StrategyBase", "StrategyContext",
+    "StrategySpec", "TurnResult", "make_strategy", "resolve_strategy", "strategy_class",
+]

@@ -1,17 +1,20 @@
-"""The one protocol every memory strategy implements, the context it is built with, and its param parsing."""
+"""What every memory strategy is: the declarations its class makes (`StrategyBase`), the protocol its instances
+implement (`Strategy`), the context and job settings it is built with, and its param parsing."""
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import types
 import typing
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Awaitable, Callable, Literal, Mapping, Protocol, TypeVar, get_args
+from typing import Any, Awaitable, Callable, ClassVar, Literal, Mapping, Protocol, TypeVar, get_args
 
 from bench.errors import ConfigError
 from bench.prompt import Prompt
 from bench.replay import ReplayTurn
+from bench.roles import Role
 from om_core.llm import ChatModel
 from om_core.tokens import TokenCounter
 
@@ -30,8 +33,8 @@ class TurnResult:
 class StrategyContext:
     """Everything a strategy may use besides its params: background models, tokenizer, the Actor's window."""
 
-    models: Mapping[str, ChatModel]  # roles: observer, reflector, summarizer
-    embed: EmbedFn | None
+    models: Mapping[str, ChatModel]  # the chat roles the strategy declared (observer, reflector, summarizer)
+    embed: EmbedFn | None  # set when it declared Role.EMBEDDER
     counter: TokenCounter
     actor_model: str
     max_input_tokens: int
@@ -50,15 +53,35 @@ class StrategyContext:
         return len(self.counter.encode(text)) if text else 0
 
 
+@dataclass(frozen=True)
+class ReplaySettings:
+    """The job-level settings every question's replay shares (`bench.ingest.replay_settings(cfg)` reads them
+    from the config; `ombench run` and `ombench perf` both go through it)."""
+
+    actor_model: str = "gpt-4o"  # the Actor's model: prices simulated caches; OM's auto idle TTL
+    max_input_tokens: int = 128000  # the Actor's context window (tokens)
+    output_budget: int = 800  # tokens reserved for the answer (answer.max_tokens)
+    system_prompt: str = ""  # the Actor's system prompt, first in every prompt
+    method: str = "con"  # reader prompt: chain-of-note or direct (answer.method)
+    history_format: str = "json"  # reader prompt: session format (answer.history_format)
+    await_background: bool = True  # wait for background memory work after each turn (deterministic)
+    turn_offset_s: float = 5.0  # seconds between consecutive messages of a session
+    think_time_s: float = 0.0  # seconds from a user message (or the question) to the Actor call
+
+    def common_params(self) -> dict[str, Any]:
+        """The params every strategy is offered (COMMON_PARAMS); a strategy's own config value wins."""
+        return {"method": self.method, "history_format": self.history_format,
+                "await_background": self.await_background}
+
+
 class Strategy(Protocol):
-    name: str
-    uses_oracle_view: bool  # True only for oracle: the runner then replays Instance.oracle_view()
+    """A strategy instance: one per question, fed the haystack turn by turn (its class: `StrategyBase`)."""
 
     async def add_turn(self, turn: ReplayTurn) -> TurnResult:
         """Render the Actor prompt at this user turn (history so far + the user message), then commit the pair.
 
         Background model calls (observer, summariser, embeddings) go through the gateway, which records
-        them in bench.records.current_calls.
+        them with bench.records.record_call (collected by the replay driver with collect_calls()).
         """
         ...
 
@@ -72,15 +95,65 @@ class Strategy(Protocol):
 
     def load_state(self, state: dict[str, Any]) -> None: ...
 
-    def ingest_key_params(self) -> dict[str, Any]:
-        """The params (resolved) that change the memory state after ingestion; checkpoints are keyed on them."""
-        ...
+
+class StrategyBase(abc.ABC):
+    """The declarations every strategy class makes, read without building it (by the ingestion key, the replay
+    pipeline and perf). A strategy subclasses this, sets the class attributes and implements `Strategy`.
+
+    - `params_type`: its params dataclass; field defaults are the documented defaults.
+    - `roles`: the model roles it calls in the background (`model_roles` may narrow them by params).
+    - `renders_reader_prompt`: its prompts use LongMemEval's reader layout cut to the Actor's window, so the
+      window and output budget shape them (they join the ingestion key).
+    - `uses_oracle_view`: replay `Instance.oracle_view()` (evidence sessions only) instead of `view()`.
+    - `key_params`: the params, resolved, that key its ingestion checkpoint.
+    """
+
+    name: ClassVar[str]
+    params_type: ClassVar[type[Any]]
+    roles: ClassVar[frozenset[Role]] = frozenset()
+    renders_reader_prompt: ClassVar[bool] = False
+    uses_oracle_view: ClassVar[bool] = False
+
+    @abc.abstractmethod
+    def __init__(self, p: Any, ctx: StrategyContext) -> None:
+        """Build for one question from the parsed params (`parse`) and the context."""
+
+    # the instance side: the `Strategy` protocol
+    @abc.abstractmethod
+    async def add_turn(self, turn: ReplayTurn) -> TurnResult: ...
+
+    @abc.abstractmethod
+    async def question_prompt(self, question: str, question_date: datetime, question_date_str: str) -> Prompt: ...
+
+    @abc.abstractmethod
+    def state(self) -> dict[str, Any]: ...
+
+    @abc.abstractmethod
+    def load_state(self, state: dict[str, Any]) -> None: ...
+
+    @classmethod
+    def parse(cls, params: Mapping[str, Any] | None) -> Any:
+        """The params dataclass from a config dict (defaults filled in). Raises ConfigError naming a bad knob."""
+        return parse_params(cls.params_type, params, cls.name)
+
+    @classmethod
+    def model_roles(cls, p: Any) -> frozenset[Role]:
+        """The roles these params call (default: all of `roles`)."""
+        return cls.roles
+
+    @classmethod
+    def key_params(cls, p: Any, settings: ReplaySettings) -> dict[str, Any]:
+        """What of the params changes the replay (memory, prompts, turn series), as resolved values: a value
+        spelled out equal to its default gives the same dict. Default: every field of the params dataclass;
+        a strategy overrides this to resolve derived values (a fraction of the window into tokens, ...)."""
+        return dataclasses.asdict(p)
 
 
 # ---- params ---------------------------------------------------------------------------------------------
 
-# Set by the runner for every strategy; a strategy that has no use for one ignores it.
-COMMON_PARAMS = ("method", "history_format", "await_background")
+# Offered to every strategy from the job settings (ReplaySettings.common_params); one that has no use for a
+# knob ignores it.
+COMMON_PARAMS = tuple(ReplaySettings().common_params())
 
 P = TypeVar("P")
 

@@ -11,14 +11,15 @@ summariser gets its instruction, the previous summary, the overflow as chat mess
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
 from bench.errors import ConfigError
 from bench.prompt import Prompt, Segment
 from bench.replay import ReplayTurn
-from bench.strategies.base import StrategyContext, TurnResult, parse_params
+from bench.roles import Role
+from bench.strategies.base import ReplaySettings, StrategyBase, StrategyContext, TurnResult
 from bench.strategies.history import Msg, question_text, system_segments, turn_msgs, user_msg
 
 SUMMARIZER_SYSTEM = (
@@ -43,19 +44,25 @@ class CompactionParams:
     session_markers: bool = True
 
 
+def threshold_tokens(threshold: float, max_input_tokens: int) -> int:
+    """The compaction threshold in tokens: absolute, or a fraction of the Actor's window when in (0, 1)."""
+    return int(threshold * max_input_tokens) if 0 < threshold < 1 else int(threshold)
+
+
 def session_marker(date_str: str) -> str:
     return f"[A new conversation session starts. Date: {date_str}]"
 
 
-class CompactionStrategy:
+class CompactionStrategy(StrategyBase):
     name = "compaction"
-    uses_oracle_view = False
+    params_type = CompactionParams
+    roles = frozenset({Role.SUMMARIZER})
 
-    def __init__(self, params: dict[str, Any], ctx: StrategyContext) -> None:
-        self.p = parse_params(CompactionParams, params, self.name)
+    def __init__(self, p: CompactionParams, ctx: StrategyContext) -> None:
+        self.p = p
         self.ctx = ctx
         t = self.p.threshold
-        self.threshold = int(t * ctx.max_input_tokens) if 0 < t < 1 else int(t)
+        self.threshold = threshold_tokens(t, ctx.max_input_tokens)
         if self.threshold <= 0:
             raise ConfigError(f"strategies.compaction.params.threshold={t}: use a token count or a fraction in (0, 1)")
         if not 0 <= self.p.keep_recent_tokens < self.threshold:
@@ -63,7 +70,7 @@ class CompactionStrategy:
                 f"strategies.compaction.params.keep_recent_tokens={self.p.keep_recent_tokens}: must be >= 0 and "
                 f"below the threshold ({self.threshold} tokens)"
             )
-        self.summarizer = ctx.model("summarizer", self.name)
+        self.summarizer = ctx.model(Role.SUMMARIZER, self.name)
         self.summary = ""
         self.generation = 0  # number of compactions so far
         self.msgs: list[Msg] = []
@@ -111,13 +118,10 @@ class CompactionStrategy:
         self._resegment()
         self._tokens = self._summary_tokens() + sum(m.tokens for m in self.msgs)
 
-    def ingest_key_params(self) -> dict[str, Any]:
-        return {
-            "threshold": self.threshold,
-            "keep_recent_tokens": self.p.keep_recent_tokens,
-            "summary_max_tokens": self.p.summary_max_tokens,
-            "session_markers": self.p.session_markers,
-        }
+    @classmethod
+    def key_params(cls, p: CompactionParams, settings: ReplaySettings) -> dict[str, Any]:
+        # a fraction of the window and the token count it stands for are the same setting
+        return {**asdict(p), "threshold": threshold_tokens(p.threshold, settings.max_input_tokens)}
 
     # ---- compaction -------------------------------------------------------------------------------------
     def _base(self) -> int:

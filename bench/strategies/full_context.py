@@ -22,7 +22,7 @@ from bench.errors import ConfigError
 from bench.evaluate.reader_prompt import question_block, reader_prompt_parts, session_block
 from bench.prompt import Prompt, Segment
 from bench.replay import ReplayTurn
-from bench.strategies.base import StrategyContext, TurnResult, parse_params
+from bench.strategies.base import StrategyBase, StrategyContext, TurnResult
 from bench.strategies.history import Msg, SessionLog, system_segments, turn_msgs, user_msg
 
 _CONTENT_MARK = "\nSession Content:\n"
@@ -47,12 +47,13 @@ class _Cut:
         return self.start > 0 or self.dropped_msgs > 0 or self.partial_tokens >= 0
 
 
-class FullContextStrategy:
+class FullContextStrategy(StrategyBase):
     name = "full_context"
-    uses_oracle_view = False
+    params_type = FullContextParams
+    renders_reader_prompt = True  # the official reader layout, cut to the Actor's window
 
-    def __init__(self, params: dict[str, Any], ctx: StrategyContext) -> None:
-        self.p = parse_params(FullContextParams, params, self.name)
+    def __init__(self, p: FullContextParams, ctx: StrategyContext) -> None:
+        self.p = p
         self.ctx = ctx
         self.budget = ctx.max_input_tokens - ctx.output_budget - self.p.reserve_tokens
         if self.budget <= 0:
@@ -124,9 +125,6 @@ class FullContextStrategy:
             self.cur = SessionLog(cur.label, cur.date, cur.date_str)
             for m in cur.msgs:
                 self._append(m)
-
-    def ingest_key_params(self) -> dict[str, Any]:
-        return {}  # the state is the raw history: no param changes it
 
     # ---- rendering --------------------------------------------------------------------------------------
     def _close(self) -> None:

@@ -11,16 +11,20 @@ engine's background work, so a replay is deterministic.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from bench.errors import ConfigError
 from bench.prompt import Prompt
 from bench.replay import ReplayTurn, as_utc
-from bench.strategies.base import StrategyContext, TurnResult, parse_params
+from bench.roles import Role
+from bench.strategies.base import ReplaySettings, StrategyBase, StrategyContext, TurnResult
 from bench.strategies.history import SegmentCache, question_text, system_segments
 from om_core.types import ContextMessage, Message
+
+if TYPE_CHECKING:
+    from om_core.config import OMConfig
 
 
 @dataclass
@@ -35,9 +39,9 @@ class OMParams:
     storage: Literal["sqlite", "memory"] = "sqlite"
     storage_path: str = ":memory:"  # a file keeps the store for inspection; "{resource}" = the resource id
     question_thread: str = "question"  # the new thread the question is asked in (Mastra: eval_<qid>_<ts>)
-    observation: dict | None = None  # further OMConfig.observation knobs
-    reflection: dict | None = None  # further OMConfig.reflection knobs
-    config: dict | None = None  # further top-level OMConfig knobs (temporal_markers, activate_after_idle, ...)
+    observation: dict[str, Any] | None = None  # further OMConfig.observation knobs
+    reflection: dict[str, Any] | None = None  # further OMConfig.reflection knobs
+    config: dict[str, Any] | None = None  # further top-level OMConfig knobs (temporal_markers, activate_after_idle, ...)
 
 
 def om_config_dict(p: OMParams, actor_model: str, observer_model: str | None = None,
@@ -63,23 +67,29 @@ def om_config_dict(p: OMParams, actor_model: str, observer_model: str | None = N
     }
 
 
-class OMStrategy:
+def om_config(p: OMParams, actor_model: str, observer_model: str | None = None,
+              reflector_model: str | None = None) -> OMConfig:
+    """The engine's config for these params. Raises ConfigError (one line) on an invalid combination."""
+    from om_core.config import OMConfig
+
+    try:
+        return OMConfig.from_dict(om_config_dict(p, actor_model, observer_model, reflector_model))
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"strategies.om.params: {exc}") from None
+
+
+class OMStrategy(StrategyBase):
     name = "om"
-    uses_oracle_view = False
+    params_type = OMParams
+    roles = frozenset({Role.OBSERVER, Role.REFLECTOR})
 
-    def __init__(self, params: dict[str, Any], ctx: StrategyContext) -> None:
-        from om_core.config import OMConfig
-
-        self.p = parse_params(OMParams, params, self.name)
+    def __init__(self, p: OMParams, ctx: StrategyContext) -> None:
+        self.p = p
         self.ctx = ctx
-        self.observer = ctx.model("observer", self.name)
-        self.reflector = ctx.model("reflector", self.name)
-        try:
-            self.config = OMConfig.from_dict(om_config_dict(
-                self.p, ctx.actor_model, getattr(self.observer, "model_name", None),
-                getattr(self.reflector, "model_name", None)))
-        except (ValueError, TypeError) as exc:
-            raise ConfigError(f"strategies.om.params: {exc}") from None
+        self.observer = ctx.model(Role.OBSERVER, self.name)
+        self.reflector = ctx.model(Role.REFLECTOR, self.name)
+        self.config = om_config(self.p, ctx.actor_model, getattr(self.observer, "model_name", None),
+                                getattr(self.reflector, "model_name", None))
         self._counts: dict[str, int] = {}  # messages stored per thread, for ids "<thread>-<k>"
         self._segs = SegmentCache()
         self._open(None)
@@ -136,11 +146,18 @@ class OMStrategy:
         self._counts = dict(state.get("counts", {}))
         self._open(state.get("om"))
 
-    def ingest_key_params(self) -> dict[str, Any]:
-        d = om_config_dict(self.p, "")
+    @classmethod
+    def key_params(cls, p: OMParams, settings: ReplaySettings) -> dict[str, Any]:
+        """The engine's resolved config (every OMConfig knob, defaults filled in), not the params as spelled.
+
+        The models of the observer and reflector key the checkpoint through their roles; the actor model only
+        through what it resolves (the idle TTL of activate_after_idle="auto"). The storage backend and its
+        path hold the same memory, so they are left out."""
+        config = om_config(p, settings.actor_model)
+        d = asdict(config)
         d.pop("actor_model")
-        d["await_background"] = self.p.await_background
-        return d
+        return {"config": d, "idle_ms": config.idle_ms, "reflection_idle_ms": config.reflection_idle_ms,
+                "await_background": p.await_background, "question_thread": p.question_thread}
 
     # ---- rendering --------------------------------------------------------------------------------------
     def _prompt(self, messages: list[ContextMessage], new: Message) -> Prompt:

@@ -1,6 +1,6 @@
 """oracle: the ceiling. full_context's rendering over the evidence sessions only.
 
-The runner hands this strategy `Instance.oracle_view()` instead of `view()` (it checks `uses_oracle_view`):
+The replay pipeline hands this strategy `Instance.oracle_view()` instead of `view()` (`uses_oracle_view`):
 that view is the only place answer_session_ids are used, and nothing else about the strategy differs.
 """
 

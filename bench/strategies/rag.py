@@ -14,14 +14,15 @@ per text).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, Literal
 
 from bench.errors import ConfigError
 from bench.prompt import Prompt, Segment
 from bench.replay import ReplayTurn
-from bench.strategies.base import StrategyContext, TurnResult, parse_params
+from bench.roles import Role
+from bench.strategies.base import ReplaySettings, StrategyBase, StrategyContext, TurnResult
 from bench.strategies.bm25 import BM25Index, term_counts, tokenize
 from bench.strategies.history import Msg, SegmentCache, question_text, system_segments, turn_msgs, user_msg
 
@@ -42,14 +43,19 @@ class RagParams:
     b: float = 0.75
 
 
-class RagStrategy:
-    name = "rag"
-    uses_oracle_view = False
+def resolved_top_k(p: RagParams) -> int:
+    return p.top_k if p.top_k is not None else (10 if p.granularity == "round" else 5)
 
-    def __init__(self, params: dict[str, Any], ctx: StrategyContext) -> None:
-        self.p = parse_params(RagParams, params, self.name)
+
+class RagStrategy(StrategyBase):
+    name = "rag"
+    params_type = RagParams
+    roles = frozenset({Role.EMBEDDER})  # only with retriever=dense (model_roles)
+
+    def __init__(self, p: RagParams, ctx: StrategyContext) -> None:
+        self.p = p
         self.ctx = ctx
-        self.top_k = self.p.top_k if self.p.top_k is not None else (10 if self.p.granularity == "round" else 5)
+        self.top_k = resolved_top_k(p)
         if self.top_k < 1 or self.p.recent_turns < 0:
             raise ConfigError(
                 f"strategies.rag.params: top_k must be >= 1 and recent_turns >= 0 (got {self.top_k}, {self.p.recent_turns})"
@@ -108,8 +114,13 @@ class RagStrategy:
             turn = _StoredTurn(index, label, date_str, user, assistant)
             self._commit(turn, list(turn_msgs(turn, self.ctx.tokens)))  # type: ignore[arg-type]
 
-    def ingest_key_params(self) -> dict[str, Any]:
-        return {}  # the state is the raw history; the index is rebuilt from it
+    @classmethod
+    def model_roles(cls, p: RagParams) -> frozenset[Role]:
+        return cls.roles if p.retriever == "dense" else frozenset()
+
+    @classmethod
+    def key_params(cls, p: RagParams, settings: ReplaySettings) -> dict[str, Any]:
+        return {**asdict(p), "top_k": resolved_top_k(p)}
 
     # ---- indexing ---------------------------------------------------------------------------------------
     def _commit(self, turn: ReplayTurn | "_StoredTurn", msgs: list[Msg]) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from bench.gateway import Gateway, GatewayConfig, RoleModel
 from bench.gateway.fakeserver import FakeOpenAIServer
-from bench.records import CallRecord, current_calls
+from bench.records import CallRecord, collect_calls
 
 API_KEY = "sk-test-secret-0123456789"
 
@@ -22,10 +22,8 @@ def fake_server() -> Iterator[FakeOpenAIServer]:
 
 @pytest.fixture
 def calls() -> Iterator[list[CallRecord]]:
-    collected: list[CallRecord] = []
-    token = current_calls.set(collected)
-    yield collected
-    current_calls.reset(token)
+    with collect_calls() as collected:
+        yield collected
 
 
 def gateway_config(server: FakeOpenAIServer, tmp_path: Path | None, *, model: str = "openai/fake-model",

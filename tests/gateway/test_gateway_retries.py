@@ -11,7 +11,7 @@ import pytest
 from bench.errors import ConfigError
 from bench.gateway import Gateway, GatewayError
 from bench.gateway.fakeserver import FakeOpenAIServer
-from bench.records import CallRecord, current_calls
+from bench.records import CallRecord, collect_calls
 
 from .conftest import API_KEY, gateway_config
 
@@ -25,8 +25,6 @@ def msgs(i: int) -> list[dict[str, str]]:
 
 async def run_batch(gw: Gateway, n: int = N_CALLS) -> tuple[list[str], list[CallRecord]]:
     """n calls through a bounded pool of workers (never an unbounded gather)."""
-    records: list[CallRecord] = []
-    current_calls.set(records)
     out: list[str] = [""] * n
     model = gw.model("actor")
     queue = list(range(n))
@@ -36,7 +34,8 @@ async def run_batch(gw: Gateway, n: int = N_CALLS) -> tuple[list[str], list[Call
             i = queue.pop()
             out[i] = (await model.complete(msgs(i))).text
 
-    await asyncio.gather(*(worker() for _ in range(WORKERS)))
+    with collect_calls() as records:
+        await asyncio.gather(*(worker() for _ in range(WORKERS)))
     return out, records
 
 
@@ -121,7 +120,8 @@ async def test_retry_after_pauses_the_provider_and_the_call_succeeds(make_gatewa
     assert stats["cuts"] >= 1 and stats["concurrency_limit"] < 16  # AIMD cut on 429
 
 
-async def test_params_merge_and_gateway_params_never_reach_the_provider(fake_server, tmp_path: Path) -> None:
+async def test_params_merge_and_gateway_params_never_reach_the_provider(fake_server, tmp_path: Path,
+                                                                       calls: list[CallRecord]) -> None:
     seen: list[dict[str, Any]] = []
 
     def responder(body: dict[str, Any]) -> str:
@@ -133,8 +133,7 @@ async def test_params_merge_and_gateway_params_never_reach_the_provider(fake_ser
     cfg.roles["actor"] = type(cfg.roles["actor"])("openai/fake-model", {"api_key": API_KEY, "temperature": 0.1,
                                                                          "max_tokens": 50})
     gw = Gateway(cfg)
-    records: list[CallRecord] = []
-    current_calls.set(records)
+    records = calls
     out = await gw.model("actor").complete(msgs(0), temperature=0.7, role="reader", epoch=2)
     body = seen[-1]
     assert body["temperature"] == 0.7 and body["max_tokens"] == 50

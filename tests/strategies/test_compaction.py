@@ -82,4 +82,3 @@ async def test_question_prompt_and_state_round_trip():
     b = await s2.question_prompt("Which topics?", view.question_date, view.question_date_str)
     assert a.segments == b.segments
     assert a.to_messages()[-1] == {"role": "user", "content": f"Current Date: {view.question_date_str}\nQuestion: Which topics?"}
-    assert s.ingest_key_params()["threshold"] == 1500

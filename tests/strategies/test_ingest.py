@@ -4,7 +4,7 @@ from bench.cachesim import make_simulator
 from bench.cachesim.openai_cache import cacheable
 from bench.ingest import question_call, replay_question
 from bench.prompt import Prompt
-from bench.records import CallRecord, current_calls, record_call
+from bench.records import CallRecord, collect_calls, record_call
 from bench.replay import build_timeline
 from bench.strategies import make_strategy
 from bench.strategies.base import TurnResult
@@ -48,21 +48,16 @@ class FakeStrategy:
     def load_state(self, state):
         pass
 
-    def ingest_key_params(self):
-        return {}
 
 
 async def test_rows_actor_records_and_background_calls():
     view = make_view([[("user", "a"), ("assistant", "b"), ("user", "c"), ("assistant", "d")], [("assistant", "hi"), ("user", "e")]])
     tl = build_timeline(view)
     sims = {"ideal": make_simulator("ideal"), "openai": make_simulator("openai")}
-    outer: list = []
-    tok = current_calls.set(outer)
-    try:
-        out = await replay_question(FakeStrategy(), tl, sims, actor_model="gpt-4o", think_time_s=2.0)
-    finally:
-        current_calls.reset(tok)
-    assert outer == []  # the replay collects its own calls
+    fake = FakeStrategy()
+    with collect_calls() as outer:
+        out = await replay_question(fake, tl, sims, actor_model="gpt-4o", think_time_s=2.0)
+    assert outer == []  # the replay collects its own calls and returns them
     assert [r["turn"] for r in out.turns] == [0, 1, 2, 3]
     assert out.turns[2]["prompt_tokens"] == 0 and out.turns[2]["cache"] == {} and out.turns[2]["events"] == ["observe"]
     r0, r1 = out.turns[0], out.turns[1]
@@ -84,7 +79,7 @@ async def test_rows_actor_records_and_background_calls():
     assert len(emb) == 2 and emb[0].cache == {}
     # order: each turn's actor record, then the background calls of that turn
     assert [c.role for c in out.calls][:4] == ["actor", "actor", "observer", "embedder"]
-    assert out.strategy_state_fn() == {"seen": [0, 1, 2, 3]}
+    assert fake.state() == {"seen": [0, 1, 2, 3]}
 
 
 def _prefix_segments():
@@ -96,15 +91,13 @@ def _prefix_segments():
 async def test_question_call_simulates_background_then_the_answering_prompt():
     sims = {"openai": make_simulator("openai")}
     t = datetime(2023, 6, 1, tzinfo=timezone.utc)
-    outer: list = []
-    tok = current_calls.set(outer)
-    try:
-        p, cache = await question_call(FakeStrategy(), "why?", t, "2023/06/01 (Thu) 00:00", sims, "gpt-4o", t)
-    finally:
-        current_calls.reset(tok)
+    with collect_calls() as outer:
+        p, cache, late = await question_call(FakeStrategy(), "why?", t, "2023/06/01 (Thu) 00:00", sims, "gpt-4o", t)
+    assert outer == []  # returned, not left in the caller's collector
     assert p.segments[-1].text == "why?"
     assert cache["openai"]["cached"] == 0 and cache["openai"]["prefill"] == p.token_count
-    assert [c.role for c in outer] == ["summarizer"] and outer[0].cache["openai"]["prefill"] > 1024
+    assert [c.role for c in late] == ["summarizer"] and late[0].cache["openai"]["prefill"] > 1024
+    assert late[0].sim_time == t and late[0].messages is None
 
 
 async def test_full_context_replay_hits_the_whole_previous_prompt_within_a_session():
