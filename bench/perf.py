@@ -132,8 +132,10 @@ def perf_config(overrides: Sequence[str] = ()) -> RootCfg:
 
 def offline_gateway() -> Gateway:
     """A gateway with the offline engine in every role and no response cache (rule-based, no network)."""
+    from bench import offline
     from bench.gateway import Gateway, GatewayConfig, RoleModel
 
+    offline.register()
     roles = {r.value: RoleModel(r.offline_model) for r in Role}
     return Gateway(GatewayConfig(roles=roles, cache_policy="off", cache_path=None))
 
@@ -228,6 +230,7 @@ COMPONENTS: tuple[tuple[str, str], ...] = (
     ("strategies", "bench/strategies/"),
     ("replay driver", "bench/ingest.py"),
     ("offline engine + gateway", "bench/gateway/"),
+    ("offline engine + gateway", "bench/offline/"),
     ("om_core storage", "om_core/storage/"),
     ("om_core", "om_core/"),
     ("sqlite", "sqlite3"),

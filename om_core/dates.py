@@ -30,6 +30,7 @@ _MONTH_SPAN = re.compile(
     _M + r"\s+(?:to|through|until|-|–)\s+(?:early\s+)?([A-Za-z]{3,9})\.?\s+(\d{4})", re.IGNORECASE
 )
 
+DATE_HEADER_PREFIX = "Date:"
 _INLINE = re.compile(r"\((estimated|meaning)\s+([^()\n]*?\d{4})\)", re.IGNORECASE)
 _HEADER = re.compile(r"^(Date:[ \t]*)([A-Z][a-z]+ \d{1,2}, \d{4})[ \t]*$", re.MULTILINE)
 _FUTURE_INTENT = re.compile(
@@ -193,6 +194,22 @@ def annotate_relative(observations: str, now: datetime, *, previous_header: date
         prev = d
     out.append(text[last:])
     return "".join(out)
+
+
+def format_observation_date(day: date | datetime) -> str:
+    """A date as observations write it, in `Date:` headers and `(meaning …)` notes: `Mar 3, 2026`."""
+    return f"{_MONTHS[day.month - 1].title()} {day.day}, {day.year}"
+
+
+def format_date_header(day: date | datetime) -> str:
+    """The line that opens a date's observations: `Date: Mar 3, 2026` (what `annotate_relative` reads)."""
+    return f"{DATE_HEADER_PREFIX} {format_observation_date(day)}"
+
+
+def format_meaning(when: str) -> str:
+    """The note after an observation that resolves a relative time: `(meaning Mar 2, 2026)`; `when` ends
+    with a year so that `annotate_relative` can add its age."""
+    return f"(meaning {when})"
 
 
 def last_header_date(observations: str) -> date | None:

@@ -1,15 +1,20 @@
-"""How messages are shown to the Observer (spec §3.2, §6.2, §6.3).
+"""How messages are shown to the Observer (spec §3.2, §6.2, §6.3), and how to read that text back.
 
 m31: a compact line format with a date header on each date change and a time label only when it changes;
 tool exchanges deduplicated by call id, results cut to 5,000 tokens. m11: one bold header per message,
 messages separated by `---`, tool calls and results as untruncated JSON.
+
+`parse_history` is the inverse of `format_messages` (role, label, text, date and minute of each message), so
+code that reads Observer prompts (the benchmark's offline engine) follows this module instead of copying it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
-from datetime import datetime, timezone, tzinfo
+from dataclasses import dataclass
+from datetime import date, datetime, time, timezone, tzinfo
 from typing import Any, Sequence
 
 from .dates import clock_12h
@@ -29,6 +34,17 @@ TEMPORAL_GAP_PREFIX = "__temporal_gap_"  # id prefix of temporal-gap marker mess
 
 _ROLE_LABEL = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool"}
 _TERMINAL_LABEL = {"result": "Tool Result", "error": "Tool Error", "denied": "Tool Denied"}
+M11_SEPARATOR = "\n\n---\n\n"  # between two m11 message blocks
+
+
+def m31_date_header(day: date) -> str:
+    """The m31 line that opens each new date: `Mar 3 2026:`."""
+    return f"{day:%b} {day.day} {day.year}:"
+
+
+def m11_stamp(when: datetime) -> str:
+    """The time stamp in an m11 message header: `Mar 3, 2026, 9:12 AM`."""
+    return f"{when:%b} {when.day}, {when.year}, {clock_12h(when)}"
 
 
 def _local(m: Message, tz: tzinfo) -> datetime:
@@ -118,7 +134,7 @@ def _format_m31(messages: Sequence[Message], tz: tzinfo, counter: TokenCounter, 
     for m in messages:
         when = _local(m, tz)
         if when.date() != last_date:
-            lines.append(f"{when:%b} {when.day} {when.year}:")
+            lines.append(m31_date_header(when))
             last_date, last_clock = when.date(), None
 
         def stamp() -> str:
@@ -172,9 +188,8 @@ def _format_m11(messages: Sequence[Message], tz: tzinfo, max_chars: int | None) 
         if not parts:
             continue
         label = _ROLE_LABEL.get(m.role, m.role.title())
-        stamp = f"{when:%b} {when.day}, {when.year}, {clock_12h(when)}"
-        blocks.append(f"**{label} ({stamp}):**\n" + "\n".join(parts))
-    return "\n\n---\n\n".join(blocks)
+        blocks.append(f"**{label} ({m11_stamp(when)}):**\n" + "\n".join(parts))
+    return M11_SEPARATOR.join(blocks)
 
 
 def format_messages(
@@ -195,3 +210,98 @@ def format_messages(
     if profile == "m11":
         return _format_m11(messages, tz, max_part_chars)
     return _format_m31(messages, tz, counter or default_counter(), max_part_chars)
+
+
+# ---- reading the format back ------------------------------------------------------------------------------
+
+_MONTH = {date(2000, k, 1).strftime("%b"): k for k in range(1, 13)}
+_CLOCK = r"\d{1,2}:\d{2} [AP]M"
+_M31_DATE_LINE = re.compile(r"^([A-Z][a-z]{2}) (\d{1,2}) (\d{4}):$")
+# a message line (label, optional clock, ": text"); tool lines may have no text (a call without arguments)
+_M31_LINE = re.compile(
+    rf"^(?:(User|Assistant|System|Tool Result)(?: \(({_CLOCK})\))?: (.*)"
+    rf"|(Tool (?:Call|Result|Error|Denied) [^\s(:]+)(?: \(({_CLOCK})\))?(?:: (.*))?)$"
+)
+_M11_HEADER = re.compile(
+    rf"^\*\*(User|Assistant|System|Tool) \(([A-Z][a-z]{{2}}) (\d{{1,2}}), (\d{{4}}), ({_CLOCK})\):\*\*\n", re.MULTILINE
+)
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One message read back from Observer history text (`parse_history`).
+
+    `label` is the label as written ("User", "Tool Call search"); `day` and `clock` are the date and the minute
+    shown for it in the history's time zone (m31 shows a clock only when it changes: later lines inherit it).
+    """
+
+    role: str  # user | assistant | system | tool
+    label: str
+    text: str
+    day: date | None
+    clock: time | None
+
+
+def _role_of(label: str) -> str:
+    return "tool" if label.startswith("Tool") else label.lower()
+
+
+def _clock(text: str) -> time:
+    hm, half = text.split(" ")
+    hour, minute = (int(x) for x in hm.split(":"))
+    return time(hour % 12 + (12 if half == "PM" else 0), minute)
+
+
+def _day(month: str, day: str, year: str) -> date | None:
+    try:
+        return date(int(year), _MONTH[month], int(day))
+    except (KeyError, ValueError):
+        return None
+
+
+def history_profile(history: str) -> str:
+    """Which profile's format `history` is in: "m11" when it has an m11 message header, else "m31"."""
+    return "m11" if _M11_HEADER.search(history) else "m31"
+
+
+def _parse_m11(history: str) -> list[HistoryEntry]:
+    heads = list(_M11_HEADER.finditer(history))
+    out: list[HistoryEntry] = []
+    for k, h in enumerate(heads):
+        end = heads[k + 1].start() if k + 1 < len(heads) else len(history)
+        body = history[h.end() : end]
+        if k + 1 < len(heads) and body.endswith(M11_SEPARATOR):
+            body = body[: -len(M11_SEPARATOR)]
+        label = h.group(1)
+        out.append(HistoryEntry(_role_of(label), label, body, _day(h.group(2), h.group(3), h.group(4)), _clock(h.group(5))))
+    return out
+
+
+def _parse_m31(history: str) -> list[HistoryEntry]:
+    out: list[tuple[str, list[str], date | None, time | None]] = []
+    day: date | None = None
+    clock: time | None = None
+    for line in history.split("\n"):
+        dm = _M31_DATE_LINE.match(line)
+        if dm:
+            day, clock = _day(dm.group(1), dm.group(2), dm.group(3)), None
+            continue
+        lm = _M31_LINE.match(line)
+        if lm:
+            label, stamp, text = (lm.group(1), lm.group(2), lm.group(3)) if lm.group(1) else lm.group(4, 5, 6)
+            clock = _clock(stamp) if stamp else clock
+            out.append((label, [text or ""], day, clock))
+        elif out:
+            out[-1][1].append(line)  # a further line of the same message
+    return [HistoryEntry(_role_of(label), label, "\n".join(lines), d, c) for label, lines, d, c in out]
+
+
+def parse_history(history: str, profile: str | None = None) -> list[HistoryEntry]:
+    """The messages of Observer history text as `format_messages` writes it (one thread's section).
+
+    `profile` None detects it (`history_profile`). Text before the first message is ignored. The format is
+    line-based, so a message line that itself looks like a message or date line (`User: …`) starts a new one.
+    """
+    profile = profile or history_profile(history)
+    check_profile(profile)
+    return _parse_m11(history) if profile == "m11" else _parse_m31(history)

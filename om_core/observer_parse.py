@@ -1,9 +1,17 @@
-"""Parsing Observer (and Reflector) output (spec §3.5, §3.6)."""
+"""Parsing Observer (and Reflector) output (spec §3.5, §3.6), and writing it.
+
+`format_observer_output` is the inverse of `parse_observer_output`, and the observation-line helpers follow
+the line format the prompts ask for (`* 🔴 (09:12) text`, sub-bullets `  * -> text`, priorities 🔴 🟡 🟢 ✅):
+code that writes or reads observations by rule (the benchmark's offline engine) uses them, so it follows any
+change made here.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import time
+from typing import Mapping
 
 from .degenerate import detect_degenerate_repetition
 
@@ -20,6 +28,16 @@ _ANY_HINT = re.compile(
     r"<(current-task|suggested-response|thread-title)>.*?</\1>", re.DOTALL
 )
 _LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d+\.)\s+\S")
+
+PRIORITY_HIGH = "🔴"
+PRIORITY_MEDIUM = "🟡"
+PRIORITY_LOW = "🟢"
+COMPLETED = "✅"
+PRIORITIES = (PRIORITY_HIGH, PRIORITY_MEDIUM, PRIORITY_LOW, COMPLETED)
+SUB_BULLET = "->"
+# what precedes an observation's text: bullet, priority, (HH:MM), sub-bullet arrow (each optional)
+_LINE_MARKS = re.compile(r"^\s*(?:[*\-](?!>)\s*)*(?:[🔴🟡🟢✅]\s*)?(?:\(\d{1,2}:\d{2}\)\s*)?")
+_ARROW_MARK = re.compile(r"^->\s*")
 
 
 @dataclass
@@ -115,3 +133,57 @@ def parse_observer_output(text: str, *, multi_thread: bool = False, check_degene
         thread_title=title,
         threads=threads,
     )
+
+
+def _block(tag: str, value: str) -> str:
+    return f"<{tag}>\n{value}\n</{tag}>"
+
+
+def format_observer_output(
+    observations: str,
+    *,
+    current_task: str | None = None,
+    suggested_response: str | None = None,
+    thread_title: str | None = None,
+) -> str:
+    """Observer (or Reflector) output as `parse_observer_output` reads it: the `<observations>` block, then
+    each hint that is given. For multi-thread output pass `format_thread_sections(...)` as `observations`."""
+    parts = [_block("observations", observations)]
+    for tag, value in (("current-task", current_task), ("suggested-response", suggested_response),
+                       ("thread-title", thread_title)):
+        if value is not None:
+            parts.append(_block(tag, value))
+    return "\n\n".join(parts)
+
+
+def format_thread_sections(threads: Mapping[str, ThreadSection]) -> str:
+    """The body of a multi-thread output: one `<thread id="…">` section per thread, each with its hints."""
+    out = []
+    for tid, sec in threads.items():
+        lines = [f'<thread id="{tid}">', sec.observations]
+        if sec.current_task is not None:
+            lines.append(_block("current-task", sec.current_task))
+        if sec.suggested_response is not None:
+            lines.append(_block("suggested-response", sec.suggested_response))
+        out.append("\n".join([*lines, "</thread>"]))
+    return "\n".join(out)
+
+
+def format_observation(text: str, priority: str = PRIORITY_HIGH, clock: time | None = None) -> str:
+    """One observation line: `* 🔴 (09:12) text` (24-hour clock; without one when `clock` is None)."""
+    if priority not in PRIORITIES:
+        raise ValueError(f"priority must be one of {' '.join(PRIORITIES)}, got {priority!r}")
+    stamp = f" ({clock:%H:%M})" if clock is not None else ""
+    return f"* {priority}{stamp} {text}"
+
+
+def format_sub_observation(text: str) -> str:
+    """A sub-bullet under the observation above it: `  * -> text`."""
+    return f"  * {SUB_BULLET} {text}"
+
+
+def observation_text(line: str, *, arrow: bool = True) -> str:
+    """An observation line without its bullet, priority marker and clock (and, with `arrow`, the sub-bullet
+    arrow): `* 🔴 (09:12) User stated X` -> `User stated X`."""
+    text = _LINE_MARKS.sub("", line, count=1)
+    return _ARROW_MARK.sub("", text, count=1) if arrow else text

@@ -1,7 +1,13 @@
-"""The Observer's prompt: system instructions and the user message(s) around the history (spec §3.1, §3.6)."""
+"""The Observer's prompt: system instructions and the user message(s) around the history (spec §3.1, §3.6).
+
+The headings and the thread wrapper are public constants, and `history_from_prompt` / `split_thread_sections`
+read a built prompt back, so code that parses Observer prompts (the benchmark's offline engine) follows any
+change made here.
+"""
 
 from __future__ import annotations
 
+import re
 from datetime import timezone, tzinfo
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -13,6 +19,12 @@ from .tokens import TokenCounter
 from .types import Message
 
 PromptsFolder = str | Path | None
+
+HISTORY_HEADING = "## New Message History to Observe"
+TASK_HEADING = "## Your Task"
+PREVIOUS_OBSERVATIONS_HEADING = "## Previous Observations"
+PRIOR_METADATA_HEADING = "## Prior Thread Metadata"
+_THREAD_SECTION = re.compile(r'<thread id="([^"]*)">\n(.*?)\n</thread>', re.DOTALL)
 
 _METADATA_LABELS = {
     "current_task": "Current task",
@@ -55,7 +67,7 @@ def _metadata_block(prior: Mapping[str, str] | None, profile: str, folder: Promp
     ]
     if not lines:
         return None
-    return "## Prior Thread Metadata\n\n" + load(profile, "observer_prior_metadata", folder) + "\n\n" + "\n".join(lines)
+    return f"{PRIOR_METADATA_HEADING}\n\n" + load(profile, "observer_prior_metadata", folder) + "\n\n" + "\n".join(lines)
 
 
 def _history(
@@ -79,7 +91,7 @@ def _history(
         if not tid or '"' in tid or "<" in tid or ">" in tid:
             raise InputError(f"bad thread id {tid!r}: it must be non-empty and free of quotes and angle brackets")
         if msgs:
-            sections.append(f'<thread id="{tid}">\n{format_messages(msgs, profile, tz=tz, counter=counter)}\n</thread>')
+            sections.append(thread_section(tid, format_messages(msgs, profile, tz=tz, counter=counter)))
     return "\n\n".join(sections)
 
 
@@ -105,7 +117,7 @@ def build_observer_messages(
     """
     check_profile(profile)
     multi = threads is not None
-    history = "## New Message History to Observe\n\n" + _history(profile, messages, threads, tz, counter)
+    history = f"{HISTORY_HEADING}\n\n" + _history(profile, messages, threads, tz, counter)
     system = build_observer_system_prompt(
         profile,
         multi_thread=multi,
@@ -117,14 +129,14 @@ def build_observer_messages(
     context: list[str] = []
     if existing_observations and existing_observations.strip():
         note = load(profile, "observer_previous_note", prompts_folder)
-        context.append(f"## Previous Observations\n\n{existing_observations.strip()}\n\n---\n\n{note}")
+        context.append(f"{PREVIOUS_OBSERVATIONS_HEADING}\n\n{existing_observations.strip()}\n\n---\n\n{note}")
     meta = _metadata_block(prior_metadata, profile, prompts_folder)
     if meta:
         context.append(meta)
     task = load(profile, "observer_task_multi" if multi else "observer_task", prompts_folder)
     if buffered:
         task += "\n\n" + load(profile, "buffered_note", prompts_folder)
-    task = "## Your Task\n\n" + task
+    task = f"{TASK_HEADING}\n\n" + task
 
     out: list[dict[str, Any]] = [{"role": "system", "content": system}]
     if profile == "m11":
@@ -133,3 +145,26 @@ def build_observer_messages(
         out.append({"role": "user", "content": "\n\n".join([*context, task])})
         out.append({"role": "user", "content": history})
     return out
+
+
+def thread_section(thread_id: str, history: str) -> str:
+    """One thread's history in a multi-thread Observer prompt: `<thread id="…">`, its messages, `</thread>`."""
+    return f'<thread id="{thread_id}">\n{history}\n</thread>'
+
+
+def split_thread_sections(history: str) -> list[tuple[str | None, str]]:
+    """(thread id, its history) for each `thread_section` in `history`; [(None, history)] when it has none."""
+    found: list[tuple[str | None, str]] = [(m.group(1), m.group(2)) for m in _THREAD_SECTION.finditer(history)]
+    return found or [(None, history)]
+
+
+def history_from_prompt(text: str) -> str:
+    """The message history of an Observer request, from the text of its user message(s) joined in order:
+    what follows the last HISTORY_HEADING, up to TASK_HEADING when that follows it (m11), stripped. Text
+    without the heading is returned stripped, as a whole."""
+    i = text.rfind(HISTORY_HEADING)
+    if i < 0:
+        return text.strip()
+    rest = text[i + len(HISTORY_HEADING) :]
+    j = rest.find(TASK_HEADING)
+    return (rest[:j] if j >= 0 else rest).strip()

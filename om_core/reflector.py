@@ -2,6 +2,9 @@
 
 m31 climbs a compression ladder (levels 0-4) until the output is under the target; m11 makes one attempt
 and, if it is not under the target, one retry with its single compression guidance.
+
+`observations_from_prompt` and `compression_level_in_prompt` read a built Reflector request back (for code
+that parses these prompts, such as the benchmark's offline engine), so they follow any change made here.
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ from .tokens import TokenCounter, default_counter
 MAX_LEVEL = 4
 LADDER_STEPS = 3  # at most this many levels above the start level
 DEFAULT_REFLECTOR_PARAMS: dict[str, Any] = {"temperature": 0}
+
+REFLECT_HEADING = "## OBSERVATIONS TO REFLECT ON"
+GUIDANCE_HEADING = "## SPECIFIC GUIDANCE"
+OBSERVATIONS_END = "\n\n---\n\n"  # closes the observations block, before the task
 
 _GROUP_TAG_LINE = re.compile(r"^[ \t]*</?observation-group\b[^>]*>[ \t]*\n?", re.MULTILINE)
 _GROUP_TAG = re.compile(r"</?observation-group\b[^>]*>")
@@ -88,9 +95,9 @@ def build_reflector_messages(
     check_profile(profile)
     _check_level(profile, level)
     body = strip_observation_groups(observations).strip()
-    parts = [f"## OBSERVATIONS TO REFLECT ON\n\n{body}\n\n---\n\n" + load(profile, "reflector_task", prompts_folder)]
+    parts = [f"{REFLECT_HEADING}\n\n{body}{OBSERVATIONS_END}" + load(profile, "reflector_task", prompts_folder)]
     if guidance and guidance.strip():
-        parts.append("## SPECIFIC GUIDANCE\n\n" + guidance.strip())
+        parts.append(f"{GUIDANCE_HEADING}\n\n" + guidance.strip())
     level_text = compression_guidance(profile, level, prompts_folder)
     if level_text:
         parts.append(level_text)
@@ -100,6 +107,29 @@ def build_reflector_messages(
         {"role": "system", "content": build_reflector_system_prompt(profile, prompts_folder)},
         {"role": "user", "content": "\n\n".join(parts)},
     ]
+
+
+def observations_from_prompt(text: str) -> str:
+    """The observations of a Reflector request, from the text of its user message: what follows
+    REFLECT_HEADING up to the line `---` that closes the block, stripped. Text without the heading is read
+    from its start."""
+    i = text.find(REFLECT_HEADING)
+    body = text[i + len(REFLECT_HEADING) :] if i >= 0 else text
+    end = body.find(OBSERVATIONS_END)
+    return (body[:end] if end >= 0 else body).strip()
+
+
+def compression_level_in_prompt(text: str, prompts_folder: str | Path | None = None) -> int:
+    """The compression level whose guidance (`compression_guidance`, either profile) a Reflector request's
+    text carries; 0 when it carries none."""
+    for level in range(MAX_LEVEL, 0, -1):
+        for profile in ("m31", "m11"):
+            if level > 1 and profile == "m11":
+                continue
+            guidance = compression_guidance(profile, level, prompts_folder)
+            if guidance and guidance.strip() in text:
+                return level
+    return 0
 
 
 async def _call(

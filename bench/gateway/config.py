@@ -11,12 +11,12 @@ CachePolicy = Literal["rw", "ro", "off"]
 CACHE_POLICIES = ("rw", "ro", "off")
 # aliases a caller may ask for when only the other name is configured
 ROLE_ALIASES = {"actor": "reader", "reader": "actor", "answerer": "actor", "summariser": "summarizer"}
-OFFLINE_PREFIX = "offline/"
 
 
 @dataclass(frozen=True)
 class RoleModel:
-    """A litellm model string (`openai/gpt-4o`, `anthropic/claude-sonnet-4-5`, `offline/observer`) and its
+    """A litellm model string (`openai/gpt-4o`, `anthropic/claude-sonnet-4-5`, `offline/observer` from a
+    registered custom provider) and its
     default call params (temperature, max_tokens, ...). Per-call params override these."""
 
     model: str
@@ -85,7 +85,7 @@ class GatewayConfig:
         extra = sorted(set(data) - known)
         if extra:
             raise ConfigError(f"gateway: unknown setting(s) {', '.join(extra)}; valid: {', '.join(sorted(known))}")
-        kwargs = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in data.items()}
+        kwargs: dict[str, Any] = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in data.items()}
         return cls(**kwargs)
 
 
@@ -111,13 +111,22 @@ def _positive(name: str, value: Any, integer: bool = False) -> None:
 
 
 def provider_of(model: str) -> str:
-    """The provider a model string routes to ("openai", "anthropic", "offline", ...)."""
-    if model.startswith(OFFLINE_PREFIX):
-        return "offline"
+    """The provider a model string routes to ("openai", "anthropic", a registered custom provider's name, ...).
+
+    Raises ConfigError when neither a registered custom provider nor litellm knows it."""
+    from bench.gateway.providers import provider_for
+
+    custom = provider_for(model)
+    if custom is not None:
+        return custom.name
     from bench.gateway.setup import ensure_litellm
 
     litellm = ensure_litellm()
     try:
         return str(litellm.get_llm_provider(model)[1])
     except Exception:
-        return model.split("/", 1)[0] if "/" in model else "unknown"
+        raise ConfigError(
+            f"gateway: no provider for model {model!r}: write it as <provider>/<model> (e.g. openai/gpt-4o), "
+            "or register its custom provider before building the gateway (the offline engine: "
+            "bench.offline.register())"
+        ) from None

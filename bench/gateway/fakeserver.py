@@ -14,7 +14,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import random
+import socket
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -27,6 +29,7 @@ ALL_FAULTS: tuple[str, ...] = ("429", "500", "503", "timeout", "malformed", "401
 TRANSIENT_FAULTS: tuple[str, ...] = ("429", "500", "timeout", "malformed")
 
 Responder = Callable[[dict[str, Any]], str] | Mapping[str, str] | None
+Embedder = Callable[[str, int], list[float]]  # (text, dimensions) -> vector
 UsageFn = Callable[[dict[str, Any], str], dict[str, Any]]
 Schedule = Mapping[int, str] | Sequence[str | None] | Callable[[int, dict[str, Any]], str | None] | None
 
@@ -50,6 +53,16 @@ def default_reply(body: dict[str, Any]) -> str:
     text = last_user_text(body)
     digest = body_key({"model": body.get("model"), "messages": body.get("messages")})[:8]
     return f"echo[{digest}]: {text[:200]}"
+
+
+def hashed_embedding(text: str, dim: int) -> list[float]:
+    """Deterministic unit vector derived from the text's hash: equal texts give equal vectors, nothing more."""
+    digest = b""
+    while len(digest) < 2 * dim:
+        digest += hashlib.blake2b(f"{len(digest)}\x00{text}".encode(), digest_size=64).digest()
+    vec = [int.from_bytes(digest[2 * i : 2 * i + 2], "little") / 32768.0 - 1.0 for i in range(dim)]
+    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+    return [v / norm for v in vec]
 
 
 def _count(text: str) -> int:
@@ -77,6 +90,8 @@ class FakeOpenAIServer:
     latency_s: sleep before every answer. fault_rate/fault_kinds/seed: random faults; schedule: fixed faults
     by 0-based arrival index (dict, list, or callable(index, body)). cached_tokens: int or callable(body)
     for `usage.prompt_tokens_details.cached_tokens`; usage: callable(body, reply) -> usage dict, overriding all.
+    embedder: callable(text, dimensions) -> vector for `/v1/embeddings` (default `hashed_embedding`, which has
+    no notion of similarity; pass e.g. the offline engine's embedder when a test needs lexical similarity).
     """
 
     def __init__(
@@ -93,6 +108,7 @@ class FakeOpenAIServer:
         retry_after_s: float = 0.05,
         hang_s: float = 30.0,
         embed_dim: int = 16,
+        embedder: Embedder = hashed_embedding,
         count_tokens: bool = True,
     ) -> None:
         unknown = [k for k in fault_kinds if k not in ALL_FAULTS]
@@ -109,6 +125,7 @@ class FakeOpenAIServer:
         self.retry_after_s = retry_after_s
         self.hang_s = hang_s
         self.embed_dim = embed_dim
+        self.embedder = embedder
         self.count_tokens = count_tokens
         self.stats = FakeServerStats()
         self._seen: Counter[str] = Counter()
@@ -156,10 +173,11 @@ class FakeOpenAIServer:
         # handler_cancellation: a client that timed out stops a hanging handler instead of leaking it
         self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server  # aiohttp exposes the bound socket only here
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # bound here, so its free port is known
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        await web.SockSite(self._runner, sock).start()
 
     def stop(self) -> None:
         if self._loop is None or self._thread is None:
@@ -317,12 +335,10 @@ class FakeOpenAIServer:
         body, fault = await self._admit(request, "embeddings")
         if fault is not None:
             return fault
-        from bench.gateway.offline.embedder import embed_text
-
         inputs = body.get("input")
         texts = [inputs] if isinstance(inputs, str) else [str(t) for t in inputs or []]
         dim = int(body.get("dimensions") or self.embed_dim)
-        data = [{"object": "embedding", "index": i, "embedding": embed_text(t, dim)} for i, t in enumerate(texts)]
+        data = [{"object": "embedding", "index": i, "embedding": self.embedder(t, dim)} for i, t in enumerate(texts)]
         tokens = sum(_count(t) for t in texts) if self.count_tokens else len(texts)
         with self._lock:
             self.stats.ok += 1

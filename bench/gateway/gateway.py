@@ -2,11 +2,14 @@
 embeddings) goes through here, on litellm.
 
 Per call: resolve the role's model and params → response cache (content-addressed; identical concurrent
-requests share one provider call) → per-provider gate (RPM/TPM buckets, AIMD concurrency, Retry-After) →
-litellm with our retries (tenacity; litellm/SDK retries off) → usage + cost → a `CallRecord` handed to
-`bench.records.record_call` (the caller's `collect_calls()` block gets it) and a `Completion` whose `meta` carries cost, latency, cache hit and retries.
+requests share one provider call; skipped for custom providers registered with `response_cache=False`) →
+per-provider gate (RPM/TPM buckets, AIMD concurrency, Retry-After) → litellm with our retries (tenacity;
+litellm/SDK retries off) → usage + cost → a `CallRecord` handed to `bench.records.record_call` (the caller's
+`collect_calls()` block gets it) and a `Completion` whose `meta` carries cost, latency, cache hit and retries.
 
-One Gateway per event loop (its locks and buckets belong to the loop that first uses them).
+One Gateway per event loop (its locks and buckets belong to the loop that first uses them). In-process
+providers (the offline engine) are litellm custom providers registered in `bench.gateway.providers` before the
+Gateway is built; the gateway knows them only through that registry.
 """
 
 from __future__ import annotations
@@ -16,21 +19,21 @@ import os
 import random
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Awaitable, Callable, TypeVar
 
 from om_core.llm import Completion, Usage
 
 from bench.errors import ConfigError
-from bench.gateway.config import OFFLINE_PREFIX, GatewayConfig, RoleModel, provider_of
+from bench.gateway.config import GatewayConfig, provider_of
 from bench.gateway.errors import ErrorInfo, GatewayError, RetryableCallError, classify, redact
 from bench.gateway.limits import AdaptiveConcurrency, ProviderGate, TokenBucket, backoff_delay
+from bench.gateway.providers import check_model, provider_for
 from bench.gateway.response_cache import CachedResponse, ResponseCache, request_key
 from bench.gateway.usage import cost_of, normalize_usage
 from bench.records import CallRecord, record_call
 
 T = TypeVar("T")
-OFFLINE_ROLES = ("observer", "reflector", "reader", "actor", "answerer", "judge", "summarizer", "summariser",
-                 "embedder")
 
 
 @dataclass
@@ -43,10 +46,7 @@ class _Prepared:
     api_key: str | None
     api_base: str | None
     timeout: float
-
-    @property
-    def offline(self) -> bool:
-        return self.model.startswith(OFFLINE_PREFIX)
+    cacheable: bool  # False: the provider's responses are recomputed every time, never cached
 
 
 class GatewayChatModel:
@@ -68,12 +68,12 @@ class Gateway:
     def __init__(self, config: GatewayConfig) -> None:
         self.config = config
         for role, rm in config.roles.items():
-            _check_offline_model(role, rm)
+            check_model(role, rm.model)
         self.cache: ResponseCache | None = None
         if config.cache_policy != "off":
             self.cache = ResponseCache(config.cache_path or "", config.cache_policy)
         self._gates: dict[str, ProviderGate] = {}
-        self._providers: dict[str, str] = {}
+        self._providers: dict[str, tuple[str, bool]] = {}  # model -> (provider, responses cacheable)
         self._inflight: dict[str, asyncio.Future[CachedResponse | None]] = {}
         self._rng = random.Random()
 
@@ -84,14 +84,7 @@ class Gateway:
     async def complete(self, role: str, messages: list[dict[str, Any]], /, **params: Any) -> Completion:
         p = self._prepare(role, params)
         t0 = time.perf_counter()
-        if p.offline:  # recomputed every time, so changes to the engine's rules take effect at once
-            try:
-                entry, attempts = await self._chat_call(p, messages)
-            except GatewayError as err:
-                self._record_error(p, messages, err, t0)
-                raise
-            return self._finish(p, messages, entry, t0, hit=False, retries=attempts - 1, key="")
-        key = request_key("chat", p.model, messages, p.params, p.epoch)
+        key = request_key("chat", p.model, messages, p.params, p.epoch) if p.cacheable else ""
         return await self._cached(p, messages, key, "chat", t0, lambda: self._chat_call(p, messages))
 
     async def embed(self, texts: list[str], role: str = "embedder", **params: Any) -> list[list[float]]:
@@ -101,11 +94,8 @@ class Gateway:
         for i in range(0, len(texts), size):
             batch = list(texts[i:i + size])
             t0 = time.perf_counter()
-            if p.offline:
-                comp = self._finish(p, None, self._offline_embed(p, batch), t0, hit=False, retries=0, key="")
-            else:
-                key = request_key("embed", p.model, batch, p.params, p.epoch)
-                comp = await self._cached(p, None, key, "embed", t0, lambda b=batch: self._embed_call(p, b))
+            key = request_key("embed", p.model, batch, p.params, p.epoch) if p.cacheable else ""
+            comp = await self._cached(p, None, key, "embed", t0, partial(self._embed_call, p, batch))
             out.extend(comp.meta["embeddings"])
         return out
 
@@ -134,7 +124,7 @@ class Gateway:
         merged = {**rm.params, **params}
         label = str(merged.pop("role", None) or role)
         epoch = int(merged.pop("epoch", 0) or 0)
-        provider = self._providers.get(rm.model) or self._providers.setdefault(rm.model, provider_of(rm.model))
+        provider, cacheable = self._providers.get(rm.model) or self._providers.setdefault(rm.model, _routing(rm.model))
         api_key = merged.pop("api_key", None)
         env = self.config.api_key_env.get(role) or self.config.api_key_env.get(provider)
         if api_key is None and env:
@@ -145,7 +135,7 @@ class Gateway:
         timeout = float(merged.pop("timeout", None) or self.config.timeout_s)
         for k in ("max_retries", "num_retries"):  # retries are ours
             merged.pop(k, None)
-        return _Prepared(label, rm.model, provider, merged, epoch, api_key, api_base, timeout)
+        return _Prepared(label, rm.model, provider, merged, epoch, api_key, api_base, timeout, cacheable)
 
     def _gate(self, provider: str) -> ProviderGate:
         gate = self._gates.get(provider)
@@ -173,8 +163,11 @@ class Gateway:
     # ------------------------------------------------------------------ cache + single flight
     async def _cached(self, p: _Prepared, messages: list[dict[str, Any]] | None, key: str, kind: str, t0: float,
                       call: Callable[[], Awaitable[tuple[CachedResponse, int]]]) -> Completion:
-        if self.cache is not None:
-            hit = await self.cache.get(key)
+        """The response from the cache, from an identical request in flight, or from `call()` (then cached).
+        A provider whose responses are not cacheable is called every time (`key` is then empty)."""
+        cache = self.cache if p.cacheable else None
+        if cache is not None:
+            hit = await cache.get(key)
             if hit is not None:
                 return self._finish(p, messages, hit, t0, hit=True, retries=0, key=key)
             waiter = self._inflight.get(key)
@@ -183,7 +176,7 @@ class Gateway:
                 if shared is not None:
                     return self._finish(p, messages, shared, t0, hit=True, retries=0, key=key, dedup=True)
         fut: asyncio.Future[CachedResponse | None] | None = None
-        if self.cache is not None and key not in self._inflight:
+        if cache is not None and key not in self._inflight:
             fut = asyncio.get_running_loop().create_future()
             self._inflight[key] = fut
         entry: CachedResponse | None = None
@@ -196,8 +189,8 @@ class Gateway:
             if fut is not None:
                 self._inflight.pop(key, None)
                 fut.set_result(entry)
-        if self.cache is not None:
-            await self.cache.put(key, kind, p.model, entry)
+        if cache is not None:
+            await cache.put(key, kind, p.model, entry)
         return self._finish(p, messages, entry, t0, hit=False, retries=attempts - 1, key=key)
 
     # ------------------------------------------------------------------ provider calls
@@ -235,22 +228,16 @@ class Gateway:
         return CachedResponse(embeddings=vecs, usage=usage, cost_usd=cost.usd, cost_known=cost.known,
                               latency_s=lat, response_model=rmodel), attempts
 
-    def _offline_embed(self, p: _Prepared, batch: list[str]) -> CachedResponse:
-        from bench.gateway.offline.embedder import DEFAULT_DIM, embed_texts
-        from om_core.tokens import default_counter
-
-        dim = int(p.params.get("dimensions") or DEFAULT_DIM)
-        tokens = sum(default_counter().count_string(t) for t in batch)
-        return CachedResponse(embeddings=embed_texts(batch, dim), usage=Usage(prompt_tokens=tokens),
-                              response_model=p.model)
-
     def _token_estimate(self, p: _Prepared, messages: list[dict[str, Any]]) -> float:
+        """Tokens a chat request takes from its provider's TPM bucket: the prompt as litellm counts it for
+        the model (its tokenizer and chat overheads; o200k when it knows none) + the completion limit."""
         if p.provider not in self.config.tpm:
             return 0.0
-        from bench.gateway.offline.engine import chat_prompt_tokens
+        from bench.gateway.setup import ensure_litellm
 
+        prompt = ensure_litellm().token_counter(model=p.model, messages=messages)
         out = p.params.get("max_tokens") or p.params.get("max_completion_tokens") or 0
-        return float(chat_prompt_tokens(messages) + int(out))
+        return float(prompt + int(out))
 
     async def _with_retries(self, p: _Prepared, tokens: float,
                             attempt_fn: Callable[[], Awaitable[T]]) -> tuple[T, int, float]:
@@ -314,7 +301,6 @@ class Gateway:
             "retries": retries,
             "provider": p.provider,
             "response_model": entry.response_model,
-            "offline": p.offline,
             "cache_key": key,
         }
         if dedup:
@@ -329,10 +315,10 @@ class Gateway:
                                retries=max(0, err.attempts - 1), error=str(err), messages=messages))
 
 
-def _check_offline_model(role: str, rm: RoleModel) -> None:
-    if rm.model.startswith(OFFLINE_PREFIX) and rm.model[len(OFFLINE_PREFIX):] not in OFFLINE_ROLES:
-        raise ConfigError(f"gateway.roles.{role}.model={rm.model!r} is not an offline role; use offline/<one of "
-                          f"{', '.join(OFFLINE_ROLES)}>")
+def _routing(model: str) -> tuple[str, bool]:
+    """(provider name, whether its responses may be cached) of a model."""
+    custom = provider_for(model)
+    return provider_of(model), custom is None or custom.response_cache
 
 
 def _parse_chat(resp: Any) -> tuple[str, Usage, str]:

@@ -1,4 +1,4 @@
-"""One-time litellm setup: offline price map, no tokenizer downloads, quiet logs, the offline provider.
+"""One-time litellm setup: offline price map, no tokenizer downloads, quiet logs, the registered custom providers.
 
 litellm's import is slow (seconds) and reaches for the network unless told otherwise, so nothing in
 `bench.gateway` imports it at module level; everything that needs it calls `ensure_litellm()`.
@@ -11,7 +11,7 @@ import os
 import threading
 from types import ModuleType
 
-_LOCK = threading.Lock()
+LITELLM_LOCK = threading.RLock()  # held while litellm is set up and while a custom provider is registered
 _LITELLM: ModuleType | None = None
 
 
@@ -20,7 +20,7 @@ def ensure_litellm() -> ModuleType:
     global _LITELLM
     if _LITELLM is not None:
         return _LITELLM
-    with _LOCK:
+    with LITELLM_LOCK:
         if _LITELLM is not None:
             return _LITELLM
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -39,12 +39,14 @@ def ensure_litellm() -> ModuleType:
         for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx"):
             logging.getLogger(name).setLevel(logging.ERROR)
 
-        from bench.gateway.offline.provider import PROVIDER, OfflineLLM
+        from bench.gateway.providers import install_provider, registered_providers
 
-        entries = [e for e in (litellm.custom_provider_map or []) if e.get("provider") != PROVIDER]
-        litellm.custom_provider_map = entries + [{"provider": PROVIDER, "custom_handler": OfflineLLM()}]
-        from litellm.utils import custom_llm_setup
-
-        custom_llm_setup()
+        for provider in registered_providers():
+            install_provider(litellm, provider)
         _LITELLM = litellm
         return litellm
+
+
+def loaded_litellm() -> ModuleType | None:
+    """litellm if `ensure_litellm` has set it up in this process, else None (without importing it)."""
+    return _LITELLM

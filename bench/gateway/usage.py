@@ -14,8 +14,6 @@ from typing import Any, Iterable, Mapping
 
 from om_core.llm import Usage
 
-from bench.gateway.config import OFFLINE_PREFIX
-
 _PROMPT = ("prompt_tokens", "promptTokenCount", "prompt_token_count")
 _COMPLETION = ("completion_tokens", "output_tokens", "candidatesTokenCount", "candidates_token_count")
 _CACHED = ("cache_read_input_tokens", "prompt_cache_hit_tokens", "cached_content_token_count",
@@ -89,8 +87,7 @@ class Cost:
 
 
 def cost_of(model: str, usage: Usage) -> Cost:
-    if model.startswith(OFFLINE_PREFIX):
-        return Cost(0.0, True)
+    """Cost from litellm's price map (custom providers' prices included once they are registered)."""
     from bench.gateway.setup import ensure_litellm
 
     litellm = ensure_litellm()
@@ -109,7 +106,7 @@ def cost_of(model: str, usage: Usage) -> Cost:
 
 def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0,
                   cache_write_tokens: int = 0) -> float:
-    """USD for a hypothetical call (dry-run estimates, cache simulators); 0.0 for unknown/offline models."""
+    """USD for a hypothetical call (dry-run estimates, cache simulators); 0.0 for unknown or free models."""
     usage = Usage(prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens)
     return cost_of(model, usage).usd
 
@@ -137,9 +134,6 @@ def price_snapshot(models: Iterable[str]) -> dict[str, dict[str, float]]:
     litellm = ensure_litellm()
     snap: dict[str, dict[str, float]] = {}
     for m in models:
-        if m.startswith(OFFLINE_PREFIX):
-            snap[m] = {}
-            continue
         entry = litellm.model_cost.get(m) or litellm.model_cost.get(m.split("/", 1)[-1]) or {}
         snap[m] = {k: v for k, v in entry.items() if "cost" in k and isinstance(v, (int, float))}
     return snap

@@ -48,7 +48,10 @@ def load_data(cfg: RootCfg) -> Dataset:
 def make_gateway(cfg: RootCfg, *, offline_roles: bool = False) -> Gateway:
     """One gateway for the job: a model per role (`model.<role>`). `offline_roles` swaps every role for the
     offline engine (dry runs)."""
+    from bench import offline
     from bench.gateway import Gateway, GatewayConfig, RoleModel
+
+    offline.register()  # the offline engine is one of the application's providers
 
     roles = {}
     for r in Role:

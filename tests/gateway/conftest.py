@@ -7,11 +7,13 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
+from bench import offline
 from bench.gateway import Gateway, GatewayConfig, RoleModel
 from bench.gateway.fakeserver import FakeOpenAIServer
 from bench.records import CallRecord, collect_calls
 
 API_KEY = "sk-test-secret-0123456789"
+offline.register()  # the judge role below is the offline engine's
 
 
 @pytest.fixture

@@ -125,9 +125,11 @@ def test_config_errors_are_one_line_and_name_the_fix() -> None:
         GatewayConfig(roles={"actor": RoleModel("offline/reader")}, rpm={"openai": 0})
     with pytest.raises(ConfigError, match="max_concurrency"):
         GatewayConfig(roles={"actor": RoleModel("offline/reader")}, max_concurrency=0)
-    with pytest.raises(ConfigError, match="not an offline role"):
-        from bench.gateway import Gateway
+    from bench import offline
+    from bench.gateway import Gateway
 
+    offline.register()
+    with pytest.raises(ConfigError, match="the offline provider has no model 'oracle'; use offline/<one of obs"):
         Gateway(GatewayConfig(roles={"actor": RoleModel("offline/oracle")}, cache_policy="off"))
     cfg = GatewayConfig.from_dict({"roles": {"actor": {"model": "offline/reader", "params": {"temperature": 0}}},
                                    "cache_policy": "off"})
@@ -136,7 +138,8 @@ def test_config_errors_are_one_line_and_name_the_fix() -> None:
         GatewayConfig.from_dict({"roles": {"actor": "offline/reader"}, "retries": 3})
 
 
-def test_importing_the_gateway_does_not_import_litellm() -> None:
-    code = "import sys, bench.gateway, bench.gateway.offline; print('litellm' in sys.modules)"
+def test_importing_the_gateway_imports_neither_litellm_nor_the_offline_engine() -> None:
+    code = ("import sys, bench.gateway; print('bench.offline' in sys.modules); import bench.offline; "
+            "bench.offline.register(); print('litellm' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert out.stdout.split() == ["False", "False"]

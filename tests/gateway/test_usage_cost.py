@@ -102,4 +102,4 @@ def test_price_map_version_and_snapshot() -> None:
     assert v["source"] == "local"
     snap = price_snapshot(["openai/gpt-4o", "offline/judge"])
     assert snap["openai/gpt-4o"]["input_cost_per_token"] == prices("gpt-4o")["input_cost_per_token"]
-    assert snap["offline/judge"] == {}
+    assert snap["offline/judge"] == {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0}  # registered free

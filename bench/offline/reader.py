@@ -13,13 +13,14 @@ import re
 from collections import Counter
 from typing import Any
 
-from bench.gateway.offline.text import content_words, sentences, truncate_words
+from om_core.observer_parse import observation_text
+
+from bench.offline.text import content_words, sentences, truncate_words
 
 NOT_FOUND = "The information is not mentioned in the available history, so I don't know."
 _QUESTION_LINE = re.compile(r"^\s*Question:\s*(.+)$", re.M)
 _JSON_TURN = re.compile(r'\[?\{"role": "(\w+)", "content": "')
 _JSON_END = re.compile(r'"\}(?:, |\])')
-_PREFIX = re.compile(r"^[*\-\s]*(?:[🔴🟡🟢✅]\s*)?(?:\(\d{1,2}:\d{2}\)\s*)?(?:->\s*)?")
 K1, B = 1.2, 0.75
 
 
@@ -89,7 +90,7 @@ def answer(messages: list[dict[str, Any]], max_snippets: int = 3) -> str:
     for i in ranked:
         if len(picked) >= max_snippets or scores[i] < 0.6 * top:
             break
-        snippet = truncate_words(_PREFIX.sub("", units[i]), 40)
+        snippet = truncate_words(observation_text(units[i]), 40)
         if snippet and snippet not in picked:
             picked.append(snippet)
     return " ".join(s if s.endswith((".", "!", "?", "…")) else s + "." for s in picked)

@@ -1,9 +1,8 @@
-"""Small text helpers shared by the offline roles: words, sentences, numbers, dates. Pure functions."""
+"""Small text helpers shared by the offline roles: words, sentences, numbers. Pure functions."""
 
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
 
 STOPWORDS = frozenset(
     """a an the and or but if then so of to in on at by for with from about as into over after before
@@ -30,8 +29,6 @@ NUMBER_WORDS = {
 _CARDINAL = {k: v for k, v in NUMBER_WORDS.items() if k not in ("a", "an", "couple", "once", "twice", "thrice")}
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
              "eighth": 8, "ninth": 9, "tenth": 10}
-
-MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
 
 def stem(word: str) -> str:
@@ -102,11 +99,6 @@ def normalize_answer(text: str) -> str:
 
 def numbers_in(text: str) -> list[int]:
     return [int(t) for t in normalize_answer(text).split() if t.isdigit()]
-
-
-def fmt_date(d: date | datetime) -> str:
-    """`Mar 3, 2026` (the Observer's Date header and `(meaning …)` style)."""
-    return f"{MONTHS[d.month - 1]} {d.day}, {d.year}"
 
 
 def has_number_or_name(sentence: str) -> bool:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bench.gateway.offline.reader import text_of
-from bench.gateway.offline.text import has_number_or_name, sentences, truncate_words
+from bench.offline.reader import text_of
+from bench.offline.text import has_number_or_name, sentences, truncate_words
 
 _ROLE_LINE = re.compile(r"^\s*(?:\*\*)?(user|assistant)\b(?:\s*\([^)]*\))?\s*:?(?:\*\*)?\s*:?\s*(.*)$", re.I)
 _JSON_TURN = re.compile(r'\[?\{"role": "(\w+)", "content": "')

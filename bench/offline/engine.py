@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.gateway.offline import judge, observer, reader, reflector, summarizer
-from bench.gateway.offline.reader import text_of
+from bench.offline import judge, observer, reader, reflector, summarizer
+from bench.offline.reader import text_of
 
 ROLES = ("observer", "reflector", "reader", "actor", "judge", "summarizer")
 ALIASES = {"actor": "reader", "answerer": "reader", "summariser": "summarizer"}
+EMBEDDER = "embedder"
+# every model name the provider serves as offline/<name>
+MODELS = tuple(dict.fromkeys([*ROLES, *ALIASES, EMBEDDER]))
 
 
 def canonical_role(name: str) -> str:
@@ -60,3 +63,11 @@ def completion_tokens(text: str) -> int:
     from om_core.tokens import default_counter
 
     return default_counter().count_string(text)
+
+
+def input_tokens(texts: list[str]) -> int:
+    """o200k tokens of embedding inputs (what OpenAI bills an embedding request)."""
+    from om_core.tokens import default_counter
+
+    count = default_counter().count_string
+    return sum(count(t) for t in texts)

@@ -1,4 +1,4 @@
-"""The offline engine: well-formed, deterministic outputs for every role, and its litellm provider."""
+"""The offline engine's rules: well-formed, deterministic outputs for every role, read from om_core's prompts."""
 
 from __future__ import annotations
 
@@ -6,17 +6,15 @@ from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
-from bench.gateway import Gateway, GatewayConfig, RoleModel
-from bench.gateway.offline import run_role
-from bench.gateway.offline.embedder import embed_text
-from bench.gateway.offline.engine import chat_prompt_tokens
-from bench.gateway.offline.judge import judge
-from bench.gateway.offline.reader import NOT_FOUND
-from bench.gateway.offline.reflector import compression_level, reflect
-from bench.gateway.offline.reldates import resolve_relative
+from bench.offline import run_role
+from bench.offline.embedder import embed_text
+from bench.offline.judge import judge
+from bench.offline.reader import NOT_FOUND
+from bench.offline.reflector import reflect
+from bench.offline.reldates import resolve_relative
 from om_core.observer_parse import parse_observer_output
 from om_core.observer_prompt import build_observer_messages
-from om_core.reflector import build_reflector_messages
+from om_core.reflector import build_reflector_messages, compression_level_in_prompt
 from om_core.tokens import default_counter
 from om_core.types import Message
 
@@ -103,7 +101,7 @@ def test_reflector_compresses_harder_at_each_level() -> None:
     sizes = []
     for level in range(5):
         prompt = build_reflector_messages("m31", LOG, level)
-        assert compression_level(prompt[-1]["content"]) == level
+        assert compression_level_in_prompt(prompt[-1]["content"]) == level
         out = run_role("reflector", prompt)
         parsed = parse_observer_output(out)
         body = parsed.observations
@@ -121,7 +119,7 @@ def test_reflector_compresses_harder_at_each_level() -> None:
 
 def test_reflector_reads_m11_retry_prompt() -> None:
     prompt = build_reflector_messages("m11", LOG, 1)
-    assert compression_level(prompt[-1]["content"]) == 1
+    assert compression_level_in_prompt(prompt[-1]["content"]) == 1
     assert reflect(prompt[-1]["content"]).startswith("<observations>\nDate: Mar 1, 2026")
 
 
@@ -185,20 +183,3 @@ def test_embedder_is_deterministic_and_lexical() -> None:
     assert a == embed_text("my beagle Pixel loves the park") and len(a) == 256
     dot = lambda x, y: sum(i * j for i, j in zip(x, y))  # noqa: E731
     assert abs(dot(a, a) - 1) < 1e-4 and dot(a, b) > dot(a, c)
-
-
-async def test_offline_models_through_the_gateway(tmp_path, calls) -> None:
-    gw = Gateway(GatewayConfig(roles={"judge": RoleModel("offline/judge"), "actor": RoleModel("offline/reader"),
-                                      "embedder": RoleModel("offline/embedder")},
-                               cache_path=str(tmp_path / "c.sqlite")))
-    msgs = [{"role": "user", "content": JUDGE.format(q="Dog?", field="Correct Answer", a="Pixel", r="Pixel!")}]
-    out = await gw.model("judge").complete(msgs)
-    assert out.text == "yes" and out.meta["response_model"] == "offline/judge" and out.meta["offline"]
-    assert out.usage.prompt_tokens == chat_prompt_tokens(msgs) and out.usage.completion_tokens == 1
-    assert calls[-1].role == "judge" and calls[-1].cost_usd == 0.0 and calls[-1].messages == msgs
-    ans = await gw.model("reader").complete([{"role": "user", "content": "Question: anything?"}])
-    assert ans.text == NOT_FOUND
-    vecs = await gw.embed(["a b c", "d e f"])
-    assert len(vecs) == 2 and vecs[0] == embed_text("a b c")
-    assert gw.cache is not None and gw.cache.count() == 0  # offline outputs are recomputed, never cached
-    await gw.aclose()

@@ -4,24 +4,35 @@ Extractive and deterministic: user statements in the first person become 🔴 "U
 turned to the third person), questions "User asked …" (🟡 in m11, 🔴 in m31), assistant messages a 🟡 line
 with their first informative sentence plus up to five list items as `->` sub-bullets. Relative dates get
 `(meaning …)` from the message date. Not an LLM: its recall and phrasing are crude by design.
+
+The prompt is read, and the log written, with om_core's own functions (`history_from_prompt`,
+`split_thread_sections`, `parse_history`, `format_observation`, `format_observer_output`, ...), so a change of
+om_core's format reaches this engine instead of silently breaking it.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import date
+from dataclasses import replace
+from datetime import date, time
 
-from bench.gateway.offline.history import (
-    HistMessage,
-    detect_profile,
-    history_section,
-    parse_history,
-    split_threads,
+from om_core.dates import format_date_header, format_meaning
+from om_core.observer_format import HistoryEntry, history_profile, parse_history
+from om_core.observer_parse import (
+    PRIORITY_HIGH,
+    PRIORITY_LOW,
+    PRIORITY_MEDIUM,
+    ThreadSection,
+    format_observation,
+    format_observer_output,
+    format_sub_observation,
+    format_thread_sections,
 )
-from bench.gateway.offline.reldates import resolve_relative
-from bench.gateway.offline.text import (
+from om_core.observer_prompt import history_from_prompt, split_thread_sections
+
+from bench.offline.reldates import resolve_relative
+from bench.offline.text import (
     STOPWORDS,
-    fmt_date,
     has_number_or_name,
     sentences,
     truncate_words,
@@ -87,20 +98,22 @@ def _is_question(s: str) -> bool:
     return s.rstrip().endswith("?") or bool(_QUESTION_START.match(s) and len(s.split()) < 25 and "?" in s)
 
 
-def _stamp(m: HistMessage) -> str:
-    h, mi = m.minute or (0, 0)
-    return f"({h:02d}:{mi:02d})"
+_MIDNIGHT = time(0, 0)
+
+
+def _clock(m: HistoryEntry) -> time:
+    return m.clock or _MIDNIGHT
 
 
 def _meaning(text: str, day: date | None) -> str:
     if day is None:
         return ""
     when = resolve_relative(text, day)
-    return f" (meaning {when})" if when else ""
+    return f" {format_meaning(when)}" if when else ""
 
 
-def _user_lines(m: HistMessage, asked_icon: str) -> list[str]:
-    stamp = _stamp(m)
+def _user_lines(m: HistoryEntry, asked_icon: str) -> list[str]:
+    clock = _clock(m)
     sents = [_clean(s) for s in sentences(m.text)]
     sents = [s for s in sents if s and s.lower().strip(".!? ") not in _FILLER]
     stated: list[tuple[int, str]] = []
@@ -116,16 +129,17 @@ def _user_lines(m: HistMessage, asked_icon: str) -> list[str]:
         elif i == 0 or _REQUEST_START.match(s):
             asked.append(f"the assistant to {body[0].lower() + body[1:]}" if body else body)
     keep = sorted(sorted(stated)[: MAX_USER_LINES - (1 if asked else 0)], key=lambda t: t[0] % 1000)
-    lines = [f"* 🔴 {stamp} {text}{_meaning(text, m.day)}" for _, text in keep]
+    lines = [format_observation(f"{text}{_meaning(text, m.day)}", PRIORITY_HIGH, clock) for _, text in keep]
     if asked:
         q = asked[-1]  # the last question is usually the actual ask
         q = q if q.startswith("the assistant to") else f": {q}"
-        lines.append(f"* {asked_icon} {stamp} User asked{'' if q.startswith(':') else ' '}{q}{_meaning(q, m.day)}")
+        said = f"User asked{'' if q.startswith(':') else ' '}{q}{_meaning(q, m.day)}"
+        lines.append(format_observation(said, asked_icon, clock))
     return lines
 
 
-def _assistant_lines(m: HistMessage) -> list[str]:
-    stamp = _stamp(m)
+def _assistant_lines(m: HistoryEntry) -> list[str]:
+    clock = _clock(m)
     items: list[str] = []  # the first MAX_ITEMS list items (the only ones shown)
     # The first informative (5+ words) prose sentence that carries a number or a name, else the first
     # informative one: greetings rarely carry either. Sentences after the pick are not cleaned at all.
@@ -152,18 +166,18 @@ def _assistant_lines(m: HistMessage) -> list[str]:
     first = picked if picked is not None else first_informative
     lines: list[str] = []
     if first:
-        lines.append(f"* 🟡 {stamp} Assistant said: {truncate_words(first, 25).rstrip('.')}")
+        lines.append(format_observation(f"Assistant said: {truncate_words(first, 25).rstrip('.')}", PRIORITY_MEDIUM, clock))
     elif items:
-        lines.append(f"* 🟡 {stamp} Assistant listed:")
-    lines += [f"  * -> {it}" for it in items]
+        lines.append(format_observation("Assistant listed:", PRIORITY_MEDIUM, clock))
+    lines += [format_sub_observation(it) for it in items]
     return lines
 
 
-def _tool_lines(m: HistMessage) -> list[str]:
-    return [f"* 🟢 {_stamp(m)} {m.label}: {truncate_words(_clean(m.text), 15)}"]
+def _tool_lines(m: HistoryEntry) -> list[str]:
+    return [format_observation(f"{m.label}: {truncate_words(_clean(m.text), 15)}", PRIORITY_LOW, _clock(m))]
 
 
-def _task_lines(msgs: list[HistMessage]) -> tuple[str, str]:
+def _task_lines(msgs: list[HistoryEntry]) -> tuple[str, str]:
     last_user = next((m for m in reversed(msgs) if m.role == "user"), None)
     answered = bool(msgs) and msgs[-1].role != "user"
     if last_user is None:
@@ -183,8 +197,8 @@ def _task_lines(msgs: list[HistMessage]) -> tuple[str, str]:
 _STAMP_RE = re.compile(r"\(\d{1,2}:\d{2}\)")
 
 
-def observe_messages(msgs: list[HistMessage], profile: str) -> list[str]:
-    asked_icon = "🟡" if profile == "m11" else "🔴"
+def observe_messages(msgs: list[HistoryEntry], profile: str) -> list[str]:
+    asked_icon = PRIORITY_MEDIUM if profile == "m11" else PRIORITY_HIGH
     lines: list[str] = []
     seen: set[str] = set()  # an observer never repeats an observation (repeated chat lines would loop)
     current: date | None = None
@@ -193,7 +207,7 @@ def observe_messages(msgs: list[HistMessage], profile: str) -> list[str]:
             continue
         if m.day is not None and m.day != current:
             current = m.day
-            lines.append(f"Date: {fmt_date(m.day)}")
+            lines.append(format_date_header(m.day))
         if m.role == "user":
             new = _user_lines(m, asked_icon)
         elif m.role == "assistant":
@@ -210,22 +224,28 @@ def observe_messages(msgs: list[HistMessage], profile: str) -> list[str]:
     return lines
 
 
+def _messages(history: str, profile: str) -> list[HistoryEntry]:
+    """The history's messages, text stripped; an unknown layout reads as one user message per paragraph,
+    so that the log is still useful."""
+    msgs = [replace(e, text=e.text.strip()) for e in parse_history(history, profile)]
+    if not msgs and history.strip():
+        msgs = [HistoryEntry("user", "User", p.strip(), None, None) for p in history.split("\n\n") if p.strip()]
+    return msgs
+
+
 def observe(prompt: str) -> str:
     """Observation log for the history in `prompt` (the Observer's user messages joined)."""
-    history = history_section(prompt)
-    profile = detect_profile(history)
-    threads = split_threads(history)
+    history = history_from_prompt(prompt)
+    profile = history_profile(history)
+    threads = split_thread_sections(history)
     if threads[0][0] is None:
-        msgs = parse_history(threads[0][1], profile)
+        msgs = _messages(threads[0][1], profile)
         task, hint = _task_lines(msgs)
         body = "\n".join(observe_messages(msgs, profile))
-        return (f"<observations>\n{body}\n</observations>\n\n<current-task>\n{task}\n</current-task>\n\n"
-                f"<suggested-response>\n{hint}\n</suggested-response>")
-    blocks: list[str] = []
+        return format_observer_output(body, current_task=task, suggested_response=hint)
+    sections: dict[str, ThreadSection] = {}
     for tid, text in threads:
-        msgs = parse_history(text, profile)
+        msgs = _messages(text, profile)
         task, hint = _task_lines(msgs)
-        body = "\n".join(observe_messages(msgs, profile))
-        blocks.append(f'<thread id="{tid}">\n{body}\n<current-task>\n{task}\n</current-task>\n'
-                      f"<suggested-response>\n{hint}\n</suggested-response>\n</thread>")
-    return "<observations>\n" + "\n".join(blocks) + "\n</observations>"
+        sections[str(tid)] = ThreadSection("\n".join(observe_messages(msgs, profile)), task, hint)
+    return format_observer_output(format_thread_sections(sections))

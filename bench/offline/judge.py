@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bench.gateway.offline.text import content_words, normalize_answer, numbers_in
+from bench.offline.text import content_words, normalize_answer, numbers_in
 
 _FIELD = re.compile(r"^(Question|Correct Answer|Rubric|Explanation|Model Response):[ \t]*", re.M)
 ABSTAIN_PHRASES = (

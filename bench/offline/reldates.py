@@ -9,7 +9,9 @@ import calendar
 import re
 from datetime import date, timedelta
 
-from bench.gateway.offline.text import NUMBER_WORDS, fmt_date
+from om_core.dates import format_observation_date as fmt_date
+
+from bench.offline.text import NUMBER_WORDS
 
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _WD = "|".join(WEEKDAYS)

@@ -3,6 +3,9 @@
 Level 0 drops exact duplicates; each level above drops more low-priority lines (🟢, then sub-bullets, then
 older 🟡, then all 🟡 and finally 🔴 questions), drops superseded near-duplicates and truncates long lines
 more. Date headers with surviving lines, thread tags and 🔴 statements are kept longest. Not an LLM.
+
+The request is read with om_core's own functions (`observations_from_prompt`, `compression_level_in_prompt`),
+and lines are told apart by om_core's markers, so a change of om_core's prompts reaches this engine.
 """
 
 from __future__ import annotations
@@ -10,17 +13,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bench.gateway.offline.text import content_words
+from om_core.dates import DATE_HEADER_PREFIX
+from om_core.observer_parse import (
+    COMPLETED,
+    PRIORITY_HIGH,
+    PRIORITY_LOW,
+    PRIORITY_MEDIUM,
+    SUB_BULLET,
+    format_observer_output,
+    observation_text,
+)
+from om_core.reflector import compression_level_in_prompt, observations_from_prompt
 
-REFLECT_HEADER = "## OBSERVATIONS TO REFLECT ON"
-_LEVEL_WORDS = [
-    (4, "EXTREME COMPRESSION"),
-    (3, "CRITICAL COMPRESSION"),
-    (2, "AGGRESSIVE COMPRESSION"),
-    (1, "COMPRESSION REQUIRED"),
-]
-_RULE_LINE = re.compile(r"^[ \t]*-{3,}[ \t]*$", re.M)
-_LINE_PREFIX = re.compile(r"^[*\-\s]*(?:[🔴🟡🟢✅]\s*)?(?:\(\d{1,2}:\d{2}\)\s*)?")
+from bench.offline.text import content_words
+
 _OBS_RE = re.compile(r"^[ \t]*<observations>(.*?)^[ \t]*</observations>", re.S | re.M)
 
 
@@ -43,47 +49,35 @@ RULES = {
 }
 
 
-def compression_level(user_text: str) -> int:
-    upper = user_text.upper()
-    for level, words in _LEVEL_WORDS:
-        if words in upper:
-            return level
-    return 0
-
-
 def observations_to_reflect(user_text: str) -> str:
-    i = user_text.find(REFLECT_HEADER)
-    text = user_text[i + len(REFLECT_HEADER):] if i >= 0 else user_text
-    # the prompt closes the block with a `---` line, then the request to condense and any guidance
-    cut = _RULE_LINE.search(text)
-    if cut:
-        text = text[: cut.start()]
+    """The observations of the request (unwrapped when they come as an `<observations>` block)."""
+    text = observations_from_prompt(user_text)
     m = _OBS_RE.search(text)
     return (m.group(1) if m else text).strip()
 
 
 def _kind(line: str) -> str:
     s = line.strip()
-    if s.startswith("Date:"):
+    if s.startswith(DATE_HEADER_PREFIX):
         return "date"
     if s.startswith("<thread") or s.startswith("</thread"):
         return "tag"
     if s.startswith("<"):
         return "meta"  # <current-task> & co inside thread blocks: dropped, the reflection is observations only
-    if line.startswith(("  ", "\t")) and s.startswith(("* ->", "- ->", "->", "*", "-")):
+    if line.startswith(("  ", "\t")) and s.startswith((f"* {SUB_BULLET}", f"- {SUB_BULLET}", SUB_BULLET, "*", "-")):
         return "sub"
-    if "🔴" in s:
+    if PRIORITY_HIGH in s:
         return "red_q" if "User asked" in s else "red"
-    if "🟡" in s or "✅" in s:
+    if PRIORITY_MEDIUM in s or COMPLETED in s:
         return "yellow"
-    if "🟢" in s:
+    if PRIORITY_LOW in s:
         return "green"
     return "other" if s else "blank"
 
 
 def _signature(line: str) -> str:
     # emoji, time stamp and bullet do not make a line different
-    return _LINE_PREFIX.sub("", line.strip()).lower()
+    return observation_text(line.strip(), arrow=False).lower()
 
 
 def _truncate(line: str, max_chars: int) -> str:
@@ -140,16 +134,16 @@ def reflect_lines(lines: list[str], level: int) -> list[str]:
 def _drop_empty_dates(lines: list[str]) -> list[str]:
     out: list[str] = []
     for i, ln in enumerate(lines):
-        if ln.startswith("Date:"):
+        if ln.startswith(DATE_HEADER_PREFIX):
             nxt = lines[i + 1] if i + 1 < len(lines) else ""
-            if not nxt or nxt.startswith(("Date:", "<", "</")):
+            if not nxt or nxt.startswith((DATE_HEADER_PREFIX, "<", "</")):
                 continue
         out.append(ln)
     return out
 
 
 def reflect(user_text: str) -> str:
-    level = compression_level(user_text)
+    level = compression_level_in_prompt(user_text)
     obs = observations_to_reflect(user_text)
     kept = reflect_lines(obs.splitlines(), level)
-    return "<observations>\n" + "\n".join(kept) + "\n</observations>"
+    return format_observer_output("\n".join(kept))

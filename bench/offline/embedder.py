@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 
-from bench.gateway.offline.text import content_words
+from bench.offline.text import content_words
 
 DEFAULT_DIM = 256
 

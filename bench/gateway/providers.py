@@ -1,0 +1,95 @@
+"""In-process model providers plugged into litellm, and the registry through which the gateway knows them.
+
+A `CustomProvider` is a litellm custom provider (a `litellm.CustomLLM` handler serving `<name>/<model>`
+models) plus what the gateway needs to know about it: which model names it serves, whether its responses may
+be cached, and its prices. Whoever assembles the application registers its providers before building a
+`Gateway` (the benchmark runner and `ombench perf` call `bench.offline.register()`); the gateway itself
+imports none of them. `ensure_litellm` installs every registered provider into `litellm.custom_provider_map`
+and its prices into litellm's price map; a provider registered after that is installed at once.
+
+Model: inspect_ai's provider registry (`model/_providers/providers.py`), where a mock model is one provider
+among the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from bench.errors import ConfigError
+from bench.gateway.setup import LITELLM_LOCK, loaded_litellm
+
+
+@dataclass(frozen=True)
+class CustomProvider:
+    """A provider served in this process through litellm's `custom_provider_map`.
+
+    `handler` builds the `litellm.CustomLLM` (called once, after litellm is imported, so registering a
+    provider costs no litellm import). `models` lists the model names after `<name>/` that it serves (empty:
+    any name); a role configured with another name is a `ConfigError` when the `Gateway` is built.
+    `response_cache=False` makes the gateway recompute every response instead of caching it (for providers
+    that are deterministic, free and faster than a cache look-up; also, a change of their rules shows at
+    once). `prices` maps a model name to its litellm price-map entry (`input_cost_per_token`, ... in USD per
+    token, `mode`); priced models report a known cost, others cost 0 with `cost_known=False`.
+    """
+
+    name: str
+    handler: Callable[[], Any]
+    models: tuple[str, ...] = ()
+    response_cache: bool = True
+    prices: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.name or "/" in self.name:
+            raise ConfigError(f"custom provider name {self.name!r} must be non-empty and free of '/'")
+
+    def serves(self, model: str) -> bool:
+        """Whether `model` (`<name>/<model>`) is routed to this provider."""
+        return model.startswith(self.name + "/")
+
+
+_REGISTRY: dict[str, CustomProvider] = {}
+
+
+def register_provider(provider: CustomProvider) -> None:
+    """Register (or replace) a custom provider; installs it into litellm at once if litellm is set up."""
+    with LITELLM_LOCK:  # so that a concurrent ensure_litellm() installs it either way
+        _REGISTRY[provider.name] = provider
+        litellm = loaded_litellm()
+        if litellm is not None:
+            install_provider(litellm, provider)
+
+
+def registered_providers() -> tuple[CustomProvider, ...]:
+    with LITELLM_LOCK:
+        return tuple(_REGISTRY.values())
+
+
+def provider_for(model: str) -> CustomProvider | None:
+    """The registered provider that serves `model`, or None (a litellm built-in provider, or none)."""
+    prefix = model.split("/", 1)[0] if "/" in model else ""
+    return _REGISTRY.get(prefix)  # a dict read is atomic
+
+
+def check_model(role: str, model: str) -> None:
+    """Raise ConfigError when `model` is routed to a registered provider that does not serve that name."""
+    provider = provider_for(model)
+    if provider is None or not provider.models:
+        return
+    name = model[len(provider.name) + 1 :]
+    if name not in provider.models:
+        raise ConfigError(f"gateway.roles.{role}.model={model!r}: the {provider.name} provider has no model "
+                          f"{name!r}; use {provider.name}/<one of {', '.join(provider.models)}>")
+
+
+def install_provider(lib: Any, provider: CustomProvider) -> None:
+    """Put `provider` into litellm's custom_provider_map (replacing an entry of the same name) and its prices
+    into litellm's price map."""
+    from litellm.utils import custom_llm_setup
+
+    entries = [e for e in (lib.custom_provider_map or []) if e.get("provider") != provider.name]
+    lib.custom_provider_map = entries + [{"provider": provider.name, "custom_handler": provider.handler()}]
+    custom_llm_setup()
+    if provider.prices:
+        lib.register_model({f"{provider.name}/{model}": {**entry, "litellm_provider": provider.name}
+                                for model, entry in provider.prices.items()})
