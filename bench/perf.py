@@ -226,7 +226,7 @@ def peak_rss_bytes() -> int:
 COMPONENTS: tuple[tuple[str, str], ...] = (
     ("tokenizer (tiktoken encode)", "CoreBPE"),
     ("cache simulators", "bench/cachesim/"),
-    ("prompt rendering to units", "bench/prompt.py"),
+    ("prompt rendering to units", "bench/render.py"),
     ("strategies", "bench/strategies/"),
     ("replay driver", "bench/ingest.py"),
     ("offline engine + gateway", "bench/gateway/"),

@@ -80,6 +80,11 @@ class TokenCounter:
                 self._ids_chars -= len(old)
         return ids
 
+    def has_encoded(self, text: str) -> bool:
+        """Whether `encode(text)` is memoised, i.e. would be a look-up rather than a tokenisation."""
+        with self._lock:
+            return text in self._ids
+
     def count_string(self, text: str) -> int:
         if not text:
             return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence, TypeVar
 
-from bench.prompt import Unit, common_len
+from bench.render import Unit, common_len
 
 INF = float("inf")
 
@@ -161,7 +161,7 @@ def match_from(node: Node, units: Sequence[Unit], i: int, live: Live) -> int:
 
 class Walks:
     """Per (model, stream): the units and the trie nodes of the last prompt walked, so the next prompt of the
-    stream skips the prefix it shares with it (found by identity, see bench.prompt.common_len) instead of
+    stream skips the prefix it shares with it (found by identity, see bench.render.common_len) instead of
     walking it unit by unit. A simulator drops an entry whenever its nodes may have left the trie."""
 
     __slots__ = ("units", "path")

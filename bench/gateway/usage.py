@@ -29,7 +29,7 @@ def _as_dict(obj: Any) -> dict[str, Any]:
         return {k: _as_dict(v) if hasattr(v, "model_dump") else v for k, v in obj.items()}
     if hasattr(obj, "model_dump"):
         try:
-            return obj.model_dump()
+            return dict(obj.model_dump())
         except Exception:
             pass
     return {k: v for k, v in vars(obj).items() if not k.startswith("_")} if hasattr(obj, "__dict__") else {}

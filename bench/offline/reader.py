@@ -35,7 +35,7 @@ def find_question(messages: list[dict[str, Any]]) -> str:
     last_user = next((text_of(m) for m in reversed(messages) if m.get("role") == "user"), "")
     found = _QUESTION_LINE.findall(last_user)
     if found:
-        return found[-1].strip()
+        return str(found[-1]).strip()
     paras = [p.strip() for p in last_user.split("\n\n") if p.strip()]
     if not paras:
         return ""

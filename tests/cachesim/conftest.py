@@ -6,13 +6,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from bench.prompt import set_tokenizer
+from bench.render import Renderer, set_default_renderer
 from tests.cachesim.helpers import word_tokenizer
 
 
 @pytest.fixture
 def words() -> Iterator[None]:
-    """Switch bench.prompt to the one-token-per-word tokenizer for the test."""
-    set_tokenizer(word_tokenizer)
+    """Render prompts with the one-token-per-word tokenizer for the test."""
+    previous = set_default_renderer(Renderer(word_tokenizer))
     yield
-    set_tokenizer(None)
+    set_default_renderer(previous)

@@ -15,7 +15,8 @@ import random
 from typing import Any, Iterator
 
 from bench.cachesim import make_simulator
-from bench.prompt import Prompt, Segment, set_tokenizer
+from bench.prompt import Prompt, Segment
+from bench.render import Renderer, set_default_renderer
 from tests.cachesim.helpers import word_tokenizer
 
 PROFILES: dict[str, dict[str, Any]] = {
@@ -98,7 +99,7 @@ def sequence(seed: int = 7, turns: int = 160) -> Iterator[tuple[float, Prompt, s
 
 
 def golden_results(seed: int = 7, turns: int = 160) -> dict[str, list[list[Any]]]:
-    set_tokenizer(word_tokenizer)
+    previous = set_default_renderer(Renderer(word_tokenizer))
     try:
         sims = {name: make_simulator(name, **params) for name, params in PROFILES.items()}
         sims.update({name: make_simulator(kind, **params) for name, (kind, params) in EXTRA.items()})
@@ -112,4 +113,4 @@ def golden_results(seed: int = 7, turns: int = 160) -> dict[str, list[list[Any]]
                                   round(r.cost_usd, 12)])
         return out
     finally:
-        set_tokenizer(None)
+        set_default_renderer(previous)

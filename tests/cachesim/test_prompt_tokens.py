@@ -1,4 +1,4 @@
-"""Token rendering of a Prompt: message headers + segment ids, memoised, shared with the tokenizer."""
+"""Token rendering of a Prompt (bench.render): message headers + segment ids, memoised, shared with the tokenizer."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Callable
 import pytest
 
 from bench.cachesim.trie import common_prefix
-from bench.prompt import Prompt, encode_incremental, set_tokenizer
+from bench.prompt import Prompt
+from bench.render import Renderer, default_renderer, encode_incremental, set_default_renderer
 from om_core.tokens import default_counter
 from tests.cachesim.helpers import W, prompt, word_tokenizer
 
@@ -52,18 +53,25 @@ def test_keys_equal_iff_role_and_text_equal() -> None:
 
 
 @pytest.mark.usefixtures("words")
-def test_units_memo_invalidated_by_add_and_tokenizer_switch() -> None:
+def test_units_memo_invalidated_by_add_reset_and_renderer_switch() -> None:
     p = prompt(("user", W("u", 3)))
     first = p.units()
     assert p.units() is first
     p.add("assistant", W("a", 2))
     assert len(p.units()) == 4 and p.token_count == 4 + 3
-    set_tokenizer(lambda text: tuple(ord(ch) for ch in text))  # one token per character
+    renderer = default_renderer()
+    second = renderer.render(p)
+    renderer.reset()
+    assert renderer.render(p) is not second and renderer.render(p) == second
+    chars = Renderer(lambda text: tuple(ord(ch) for ch in text))  # one token per character
+    # "user\n" = 5 chars; "u0 u1 u2" = 8; "assistant\n" = 10; "a0 a1" = 5 -> 28
+    assert chars.token_count(p) == 5 + 8 + 10 + 5 and p.token_count == 7  # the default is untouched
+    previous = set_default_renderer(chars)
     try:
-        # "user\n" = 5 chars; "u0 u1 u2" = 8; "assistant\n" = 10; "a0 a1" = 5 -> 28
-        assert p.token_count == 5 + 8 + 10 + 5
+        assert p.token_count == 28 and chars.segment_ids(p.segments[1]) == tuple(map(ord, "a0 a1"))
     finally:
-        set_tokenizer(None)
+        set_default_renderer(previous)
+    assert p.token_count == 7
 
 
 def test_common_prefix_matches_naive() -> None:
@@ -90,7 +98,7 @@ def test_memo_is_not_data() -> None:
     p.units()
     assert set(dataclasses.asdict(p)) == {"segments", "meta"}
     q = pickle.loads(pickle.dumps(p))
-    assert "_units_memo" not in q.__dict__ and q == p and q.token_count == 4
+    assert set(vars(q)) == {"segments", "meta"} and q == p and q.token_count == 4  # nothing else travels
 
 
 def _tiktoken() -> Callable[[str], tuple[int, ...]]:
@@ -142,14 +150,11 @@ def test_incremental_encoding_of_a_growing_block_and_its_use_in_rendering() -> N
         assert p.units()[-1].ids == encode(text)  # the rendering (incremental after the first) is exact
 
 
-@pytest.mark.usefixtures("words")
-def test_segment_memo_is_bounded_by_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
-    import bench.prompt as bp
-
-    monkeypatch.setattr(bp, "_SEG_MEMO_MAX_TOKENS", 100)
+def test_segment_memo_is_bounded_by_tokens() -> None:
+    renderer = Renderer(word_tokenizer, max_memo_tokens=100)
     for i in range(50):
         p = prompt(("user", W(f"t{i}-", 30)))
-        assert p.token_count == 31
-        assert bp._seg_memo_tokens == sum(len(v[1]) for v in bp._SEG_MEMO.values()) <= 100
+        assert renderer.token_count(p) == 31
+        assert 30 <= renderer.memo_tokens <= 100
     again = prompt(("user", W("t0-", 30)))  # evicted long ago: rendered again, same ids
-    assert again.units()[1].ids == word_tokenizer(W("t0-", 30)) and again.token_count == 31
+    assert renderer.render(again)[1].ids == word_tokenizer(W("t0-", 30)) and renderer.token_count(again) == 31
