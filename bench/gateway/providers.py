@@ -85,11 +85,9 @@ def check_model(role: str, model: str) -> None:
 def install_provider(lib: Any, provider: CustomProvider) -> None:
     """Put `provider` into litellm's custom_provider_map (replacing an entry of the same name) and its prices
     into litellm's price map."""
-    from litellm.utils import custom_llm_setup
-
     entries = [e for e in (lib.custom_provider_map or []) if e.get("provider") != provider.name]
     lib.custom_provider_map = entries + [{"provider": provider.name, "custom_handler": provider.handler()}]
-    custom_llm_setup()
+    lib.utils.custom_llm_setup()  # adds the provider to litellm's provider lists
     if provider.prices:
         lib.register_model({f"{provider.name}/{model}": {**entry, "litellm_provider": provider.name}
                                 for model, entry in provider.prices.items()})

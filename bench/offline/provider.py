@@ -10,8 +10,7 @@ import time
 from typing import Any
 
 import litellm
-from litellm import CustomLLM
-from litellm.llms.custom_llm import CustomLLMError
+from litellm.llms.custom_llm import CustomLLM, CustomLLMError
 
 from bench.offline import PROVIDER
 from bench.offline.embedder import DEFAULT_DIM, embed_texts
