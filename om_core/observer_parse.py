@@ -14,6 +14,7 @@ from datetime import time
 from typing import Mapping
 
 from .degenerate import detect_degenerate_repetition
+from .errors import InputError
 
 MAX_LINE_CHARS = 10_000
 TRUNCATION_NOTE = " … [truncated]"
@@ -172,7 +173,7 @@ def format_thread_sections(threads: Mapping[str, ThreadSection]) -> str:
 def format_observation(text: str, priority: str = PRIORITY_HIGH, clock: time | None = None) -> str:
     """One observation line: `* 🔴 (09:12) text` (24-hour clock; without one when `clock` is None)."""
     if priority not in PRIORITIES:
-        raise ValueError(f"priority must be one of {' '.join(PRIORITIES)}, got {priority!r}")
+        raise InputError(f"priority must be one of {' '.join(PRIORITIES)}, got {priority!r}")
     stamp = f" ({clock:%H:%M})" if clock is not None else ""
     return f"* {priority}{stamp} {text}"
 
