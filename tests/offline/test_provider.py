@@ -13,7 +13,7 @@ from bench.gateway import Gateway, GatewayConfig, RoleModel, provider_of
 from bench.offline.embedder import embed_text
 from bench.offline.engine import chat_prompt_tokens
 from bench.offline.reader import NOT_FOUND
-from bench.records import CallRecord, current_calls
+from bench.records import CallRecord, collect_calls
 from om_core.tokens import default_counter
 
 JUDGE = "Question: Dog?\n\nCorrect Answer: Pixel\n\nModel Response: Pixel!\n\nIs the model response correct? yes or no"
@@ -21,10 +21,8 @@ JUDGE = "Question: Dog?\n\nCorrect Answer: Pixel\n\nModel Response: Pixel!\n\nIs
 
 @pytest.fixture
 def calls() -> Iterator[list[CallRecord]]:
-    collected: list[CallRecord] = []
-    token = current_calls.set(collected)
-    yield collected
-    current_calls.reset(token)
+    with collect_calls() as collected:
+        yield collected
 
 
 def gateway(tmp_path: Path, **embed_params: object) -> Gateway:
