@@ -1,11 +1,12 @@
-# The two commands a newcomer needs: `make bench` (main job, offline engine, no keys) and `make test`.
+# The two commands a newcomer needs: `make bench` (main job, offline engine, no keys) and `make test` (lint, types
+# and the whole suite). `make test-fast` skips the tests marked slow (subprocesses, real-data sweeps): the edit loop.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: bench test perf report clean-results
+.PHONY: bench test test-fast lint perf report clean-results
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -22,8 +23,16 @@ $(TEST_STAMP): pyproject.toml | $(BIN)/python
 bench: $(STAMP)
 	$(BIN)/ombench run experiment=quick
 
-test: $(TEST_STAMP)
+test: lint
 	$(BIN)/python -m pytest
+
+test-fast: $(TEST_STAMP)
+	$(BIN)/python -m pytest -m "not slow"
+
+# ruff (pyflakes, pycodestyle, bugbear) and mypy (strict for om_core, default for bench; see pyproject.toml)
+lint: $(TEST_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy om_core bench
 
 perf: $(STAMP)
 	$(BIN)/ombench perf

@@ -12,12 +12,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing
+import sys
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from pathlib import Path
 
-from bench.gateway import Gateway, GatewayConfig, RoleModel
-from bench.gateway.fakeserver import FakeOpenAIServer
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the fake server lives in the test helpers
+
+from bench.gateway import Gateway, GatewayConfig, RoleModel  # noqa: E402
+from tests.helpers.fakeserver import FakeOpenAIServer  # noqa: E402
 
 
 @dataclass

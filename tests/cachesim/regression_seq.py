@@ -17,7 +17,7 @@ from typing import Any, Iterator
 from bench.cachesim import make_simulator
 from bench.prompt import Prompt, Segment
 from bench.render import Renderer, set_default_renderer
-from tests.cachesim.helpers import word_tokenizer
+from tests.helpers.words import word_tokenizer
 
 PROFILES: dict[str, dict[str, Any]] = {
     "ideal": {},

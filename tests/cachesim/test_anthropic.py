@@ -7,7 +7,7 @@ import pytest
 from bench.cachesim import make_simulator
 from bench.cachesim.trie import count_nodes
 from bench.prompt import Prompt
-from tests.cachesim.helpers import W, prompt
+from tests.helpers.words import W, prompt
 
 pytestmark = pytest.mark.usefixtures("words")
 

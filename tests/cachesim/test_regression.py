@@ -78,7 +78,7 @@ def test_lazy_vllm_pool_equals_the_ordered_dict_lru(words: None, seed: int, para
 def test_lazy_vllm_pool_sweeps_stale_heap_entries(words: None) -> None:
     sim = make_simulator("vllm", block_size=1, capacity_tokens=10_000)
     ref = _OrderedDictVLLM(block_size=1, capacity_tokens=10_000)
-    from tests.cachesim.helpers import W, prompt
+    from tests.helpers.words import W, prompt
 
     a, b = prompt(("user", W("a", 30))), prompt(("user", W("b", 30)))
     for t in range(3000):  # the same two prompts again and again: each re-stamps a cached leaf

@@ -10,10 +10,9 @@ import pytest
 
 from bench.errors import ConfigError
 from bench.gateway import Gateway, GatewayError
-from bench.gateway.fakeserver import FakeOpenAIServer
 from bench.records import CallRecord, collect_calls
-
-from .conftest import API_KEY, gateway_config
+from tests.helpers.fakeserver import FakeOpenAIServer
+from tests.helpers.gateway import API_KEY, gateway_config
 
 N_CALLS = 200
 WORKERS = 16
@@ -39,6 +38,7 @@ async def run_batch(gw: Gateway, n: int = N_CALLS) -> tuple[list[str], list[Call
     return out, records
 
 
+@pytest.mark.slow  # hundreds of calls over HTTP with injected faults and backoffs
 async def test_faulty_run_equals_clean_run_then_second_run_is_all_cache(tmp_path: Path) -> None:
     with FakeOpenAIServer() as clean_srv:
         clean = Gateway(gateway_config(clean_srv, None))

@@ -138,6 +138,7 @@ def test_config_errors_are_one_line_and_name_the_fix() -> None:
         GatewayConfig.from_dict({"roles": {"actor": "offline/reader"}, "retries": 3})
 
 
+@pytest.mark.slow  # a fresh Python process
 def test_importing_the_gateway_imports_neither_litellm_nor_the_offline_engine() -> None:
     code = ("import sys, bench.gateway; print('bench.offline' in sys.modules); import bench.offline; "
             "bench.offline.register(); print('litellm' in sys.modules)")

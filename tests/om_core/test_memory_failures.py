@@ -118,8 +118,9 @@ def count_mutations(cfg: OMConfig, threads=("t",)) -> int:
 
 
 @pytest.mark.parametrize("profile,scope,buffering,threads", [
-    ("m31", "thread", True, ("t",)), ("m31", "thread", False, ("t",)), ("m11", "thread", False, ("t",)),
-    ("m31", "resource", False, ("t", "u", "v"))])
+    pytest.param("m31", "thread", True, ("t",), marks=pytest.mark.slow),  # buffering: many more steps to fault
+    ("m31", "thread", False, ("t",)), ("m11", "thread", False, ("t",)),
+    pytest.param("m31", "resource", False, ("t", "u", "v"), marks=pytest.mark.slow)])
 async def test_fault_at_every_step_then_retry(profile, scope, buffering, threads):
     cfg = config(profile, scope, buffering)
     flaky0 = FlakyStorage(InMemoryStorage(), None, False)

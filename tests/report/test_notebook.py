@@ -5,11 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.report.small_db import build_small_db
+from tests.helpers.results_db import build_small_db
 
 NB = Path(__file__).resolve().parents[2] / "notebooks" / "analysis.ipynb"
 
 
+@pytest.mark.slow  # a Jupyter kernel subprocess
 def test_notebook_executes(tmp_path, monkeypatch):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")

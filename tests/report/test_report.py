@@ -7,7 +7,7 @@ from bench.cli import main
 from bench.report import build_report
 from bench.report.figures import pareto_front
 from bench.store import QuestionResult, RunManifest, SampleRow, Store
-from tests.report.small_db import build_small_db
+from tests.helpers.results_db import build_small_db
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -10,8 +10,9 @@ import sys
 import time
 
 import duckdb
+import pytest
 
-from tests.runner.helpers import ROOT
+from tests.helpers.runner import ROOT
 
 
 def _cmd(out) -> list[str]:
@@ -33,6 +34,7 @@ def _env() -> dict[str, str]:
     return {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1", "CI": "1"}
 
 
+@pytest.mark.slow  # three ombench subprocesses, one killed
 def test_sigkill_then_rerun_matches_uninterrupted(tmp_path) -> None:
     full, killed = tmp_path / "full", tmp_path / "killed"
     subprocess.run(_cmd(full), cwd=ROOT, env=_env(), check=True, capture_output=True, timeout=600)

@@ -9,6 +9,7 @@ from collections import defaultdict
 from typing import Any
 
 import duckdb
+import pytest
 
 from bench.config import validate
 from bench.ingest import cache_simulators, configured_strategy
@@ -16,7 +17,7 @@ from bench.perf import measure, offline_gateway, replay_one
 from bench.runner.app import run_job
 from bench.runner.experiment import load_data
 from om_core.tokens import default_counter
-from tests.runner.helpers import compose_cfg
+from tests.helpers.runner import compose_cfg
 
 PROFILES = ("ideal", "openai", "anthropic", "vllm")
 
@@ -77,6 +78,7 @@ async def _perf_replay(root, instances) -> dict[str, dict[str, Any]]:
     return out
 
 
+@pytest.mark.slow  # two full replays of every strategy
 def test_perf_and_run_measure_the_same_tokens_and_caches(tmp_path) -> None:
     overrides = ("dataset.limit=2", "run.checkpoints=false", f"cachesim.profiles=[{','.join(PROFILES)}]")
     cfg = compose_cfg(tmp_path, *overrides)

@@ -4,10 +4,11 @@ local fake OpenAI-compatible server, with injected faults; usage and cost flow i
 from __future__ import annotations
 
 import duckdb
+import pytest
 
-from bench.gateway.fakeserver import FakeOpenAIServer, last_user_text
 from bench.runner.app import run_job
-from tests.runner.helpers import compose_cfg
+from tests.helpers.fakeserver import FakeOpenAIServer, last_user_text
+from tests.helpers.runner import compose_cfg
 
 
 def _responder(body: dict) -> str:
@@ -17,6 +18,7 @@ def _responder(body: dict) -> str:
     return "I believe the answer is blue."
 
 
+@pytest.mark.slow  # a whole run through litellm HTTP with injected faults and retries
 def test_actor_and_judge_over_http_with_faults(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-000000")
     with FakeOpenAIServer(_responder, fault_rate=0.2, fault_kinds=("429", "500"), seed=3, retry_after_s=0.01,

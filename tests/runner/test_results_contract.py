@@ -19,7 +19,7 @@ from bench.runner.app import run_job
 from bench.runner.checkpoint import CHECKPOINT_FORMAT, CheckpointStore
 from bench.runner.summary import format_summary, per_type_table, summary_rows
 from bench.store import Results, merge_shards
-from tests.runner.helpers import compose_cfg
+from tests.helpers.runner import compose_cfg
 
 
 def test_runs_record_provenance_and_summary_tells_datasets_apart(tmp_path) -> None:
@@ -76,6 +76,7 @@ def test_checkpoint_of_another_format_is_recomputed(tmp_path, capsys) -> None:
     assert len(err) == 1 and "format 0" in err[0] and f"format {CHECKPOINT_FORMAT}" in err[0] and "recomputing" in err[0]
 
 
+@pytest.mark.slow  # two sweep jobs, then the same sweep again
 def test_sweep_rerun_computes_exactly_the_question_that_errored(tmp_path, monkeypatch) -> None:
     """Two jobs of a sweep write shards (as under Hydra's multirun); in job 1 the Actor call of one question fails
     (an injected outage, after the gateway's retries). The merged file records the error; re-running the sweep

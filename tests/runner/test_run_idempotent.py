@@ -8,7 +8,7 @@ import pytest
 
 import bench.runner.question as question_mod
 from bench.runner.app import run_job
-from tests.runner.helpers import compose_cfg
+from tests.helpers.runner import compose_cfg
 
 TABLES = ("runs", "samples", "calls", "call_cache", "turns", "turn_cache", "judgments")
 

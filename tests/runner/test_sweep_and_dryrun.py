@@ -4,9 +4,10 @@ a dry run prints a per-role cost estimate priced with the configured real models
 from __future__ import annotations
 
 import duckdb
+import pytest
 
 from bench.runner.app import run_job
-from tests.runner.helpers import compose_cfg, ombench
+from tests.helpers.runner import compose_cfg, ombench
 
 
 def _db_counts(db) -> tuple[int, int, int]:
@@ -17,6 +18,7 @@ def _db_counts(db) -> tuple[int, int, int]:
         con.close()
 
 
+@pytest.mark.slow  # ombench subprocesses: a 2-job joblib sweep, run twice
 def test_joblib_sweep_merges_and_rerun_adds_nothing(tmp_path) -> None:
     args = ["run", "-m", "experiment=om_threshold_sweep", "dataset.limit=2", "hydra/launcher=joblib",
             "hydra.launcher.n_jobs=2", f"output.dir={tmp_path}", "run.progress=off", "output.report=false",
@@ -50,6 +52,7 @@ def test_dry_run_prices_with_real_models_offline(tmp_path, capsys) -> None:
     assert float(actor.split()[-1]) > 0
 
 
+@pytest.mark.slow  # loads LongMemEval_S
 def test_mastra_dry_run_on_real_s(real_data_dir, tmp_path, capsys) -> None:
     cfg = compose_cfg(tmp_path, "experiment=mastra_gpt5mini", "dry_run=true", "dry_run_sample=1",
                       f"dataset.data_dir={real_data_dir}")

@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 N = 12
-SCRIPT = Path(__file__).with_name("_writer_proc.py")
+SCRIPT = Path(__file__).resolve().parents[1] / "helpers" / "store_writer.py"
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -30,6 +31,7 @@ def _table(db: Path, sql: str):
 SAMPLES = "SELECT run_key, question_id, question_type, hypothesis, label FROM samples ORDER BY question_id"
 
 
+@pytest.mark.slow  # writer subprocesses, one killed
 def test_sigkill_then_resume_equals_uninterrupted(tmp_path):
     ref_db = tmp_path / "ref.duckdb"
     p = _run(ref_db, 0.0)

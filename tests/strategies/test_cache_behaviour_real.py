@@ -14,9 +14,9 @@ from bench.replay import build_timeline
 from bench.strategies import StrategyContext, make_strategy
 from om_core.tokens import default_counter
 
-from .conftest import offline_models, s_dataset
+from tests.helpers.strategies import offline_models, s_dataset
 
-pytestmark = pytest.mark.realdata
+pytestmark = [pytest.mark.realdata, pytest.mark.slow]  # loads LongMemEval_S, replays whole haystacks
 
 
 class Tap:

@@ -7,7 +7,7 @@ from bench.replay import build_timeline
 from bench.strategies import make_strategy
 from bench.strategies.compaction import EXISTING_SUMMARY, SUMMARIZER_SYSTEM, SUMMARY_PREFIX, SUMMARY_REQUEST
 
-from .conftest import ScriptedModel, chat, is_prefix, make_ctx, make_view
+from tests.helpers.strategies import ScriptedModel, chat, is_prefix, make_ctx, make_view
 
 
 def ctx_with_summarizer(**kw):

@@ -5,7 +5,7 @@ from bench.evaluate.reader_prompt import render_reader_prompt, session_block
 from bench.replay import build_timeline
 from bench.strategies import make_strategy
 
-from .conftest import chat, is_prefix, make_ctx, make_view
+from tests.helpers.strategies import chat, is_prefix, make_ctx, make_view
 
 
 async def replay(strategy, view):

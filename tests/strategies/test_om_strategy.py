@@ -10,7 +10,7 @@ from bench.replay import build_timeline
 from bench.strategies import make_strategy
 from om_core.scopes import obscure_thread_id
 
-from .conftest import chat, is_prefix, make_ctx, make_view, offline_models
+from tests.helpers.strategies import chat, is_prefix, make_ctx, make_view, offline_models
 
 SMALL = {"message_tokens": 1500, "observation_tokens": 3000}
 

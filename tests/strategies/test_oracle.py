@@ -5,7 +5,7 @@ from bench.data.schema import Instance, Session, Turn
 from bench.replay import build_timeline
 from bench.strategies import make_strategy, strategy_class
 
-from .conftest import make_ctx
+from tests.helpers.strategies import make_ctx
 
 
 def instance() -> Instance:

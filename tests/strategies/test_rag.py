@@ -9,7 +9,7 @@ from bench.strategies import make_strategy
 from bench.strategies.bm25 import BM25Index, tokenize
 from bench.strategies.rag import MEMORY_HEADER
 
-from .conftest import chat, is_prefix, make_ctx, make_view
+from tests.helpers.strategies import chat, is_prefix, make_ctx, make_view
 
 CORPUS = [
     "my dog pixel loves the beach and long walks",

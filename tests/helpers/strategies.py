@@ -1,4 +1,4 @@
-"""Shared helpers for the strategy tests: hand-made views, a strategy context, a scripted model."""
+"""Strategy-test helpers: hand-made views, a strategy context, a scripted model, the real LongMemEval_S once."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fixtures shared by the om_core tests: a PostgreSQL server for the storage tests."""
+"""A throwaway local PostgreSQL server for the storage tests (or OM_PG_DSN when set)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -17,11 +19,12 @@ PG_BIN = Path("/usr/lib/postgresql/15/bin")
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
-@pytest.fixture(scope="session")
-def pg_dsn():
+@contextmanager
+def postgres_dsn() -> Iterator[str]:
     """OM_PG_DSN, or a throwaway local server (initdb as the `postgres` user); skip when neither works."""
     if os.environ.get("OM_PG_DSN"):
         yield os.environ["OM_PG_DSN"]

@@ -9,7 +9,7 @@ from bench.replay import build_timeline
 from bench.strategies import make_strategy
 from bench.strategies.base import TurnResult
 
-from .conftest import chat, make_ctx, make_view
+from tests.helpers.strategies import chat, make_ctx, make_view
 
 LONG = " ".join(f"w{i}" for i in range(1500))  # > 1024 tokens, so OpenAI caches it
 

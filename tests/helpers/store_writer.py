@@ -1,4 +1,5 @@
-"""Subprocess for the SIGKILL test: writes N questions one by one, reporting each commit on stdout."""
+"""A writer process for the SIGKILL test (tests/store/test_sigkill.py): writes N questions one by one and
+reports each commit on stdout."""
 
 import sys
 import time

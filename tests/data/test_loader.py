@@ -50,6 +50,7 @@ def test_oracle_from_env_folder(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.realdata
+@pytest.mark.slow  # loads LongMemEval_S and counts its tokens
 def test_s498_is_the_known_subset(s498: tuple[Dataset, dict[str, int]]) -> None:
     ds, tokens = s498
     assert len(ds) == 498 and not ds.official and ds.split == "S (cleaned)"
@@ -62,6 +63,7 @@ def test_s498_is_the_known_subset(s498: tuple[Dataset, dict[str, int]]) -> None:
 
 
 @pytest.mark.realdata
+@pytest.mark.slow  # loads LongMemEval_S and counts its tokens
 def test_s498_subsets_are_reproducible(s498: tuple[Dataset, dict[str, int]]) -> None:
     ds, _ = s498
     a = ds.subset(per_type=2, seed=7)

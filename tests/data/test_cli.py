@@ -96,6 +96,7 @@ def test_synthetic_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert load_dataset(str(tmp_path / "syn.jsonl")).sha256 == json.loads(out)["sha256"]
 
 
+@pytest.mark.slow  # the installed ombench script in a subprocess
 def test_installed_script_runs(small_file: Path) -> None:
     script = Path(sys.executable).parent / "ombench"
     if not script.exists():

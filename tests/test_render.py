@@ -11,7 +11,7 @@ from bench.cachesim.trie import common_prefix
 from bench.prompt import Prompt
 from bench.render import Renderer, default_renderer, encode_incremental, set_default_renderer
 from om_core.tokens import default_counter
-from tests.cachesim.helpers import W, prompt, word_tokenizer
+from tests.helpers.words import W, prompt, word_tokenizer
 
 
 def test_default_tokenizer_counts_repeated_a() -> None:

@@ -3,7 +3,7 @@ from datetime import datetime, timedelta, timezone
 from bench.data.schema import InstanceView, ViewSession, ViewTurn
 from bench.replay import build_timeline
 
-from .conftest import make_view
+from tests.helpers.strategies import make_view
 
 
 def test_pairs_times_and_dates():

@@ -7,7 +7,7 @@ import json
 import aiohttp
 import pytest
 
-from bench.gateway.fakeserver import FakeOpenAIServer, body_key
+from tests.helpers.fakeserver import FakeOpenAIServer, body_key
 
 
 def chat_body(text: str, model: str = "m") -> dict:
