@@ -25,6 +25,7 @@ class ModelCfg:
     judge: RoleModelCfg = field(default_factory=lambda: RoleModelCfg("offline/judge"))
     summarizer: RoleModelCfg = field(default_factory=lambda: RoleModelCfg("offline/summarizer"))
     embedder: RoleModelCfg = field(default_factory=lambda: RoleModelCfg("offline/embedder"))
+    evaluator: RoleModelCfg = field(default_factory=lambda: RoleModelCfg("offline/evaluator"))
     actor_max_input_tokens: int = 128000
 
     def role(self, role: Role) -> RoleModelCfg:

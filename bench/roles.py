@@ -20,6 +20,7 @@ class Role(StrEnum):
     REFLECTOR = "reflector"  # OM: rewrites the observation log when it grows past its threshold
     SUMMARIZER = "summarizer"  # compaction: condenses the oldest messages into a running summary
     EMBEDDER = "embedder"  # dense retrieval: turns texts into vectors
+    EVALUATOR = "evaluator"  # decay: scores each new memory (importance, volatility, entities) as JSON
 
     @property
     def offline_model(self) -> str:
@@ -37,4 +38,4 @@ class Role(StrEnum):
 _ALIASES = {"reader": "actor", "answerer": "actor", "summariser": "summarizer"}
 
 # roles a memory strategy may call in the background while a haystack is replayed
-MEMORY_ROLES = frozenset({Role.OBSERVER, Role.REFLECTOR, Role.SUMMARIZER, Role.EMBEDDER})
+MEMORY_ROLES = frozenset({Role.OBSERVER, Role.REFLECTOR, Role.SUMMARIZER, Role.EMBEDDER, Role.EVALUATOR})

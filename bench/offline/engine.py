@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.offline import judge, observer, reader, reflector, summarizer
+from bench.offline import evaluator, judge, observer, reader, reflector, summarizer
 from bench.offline.reader import text_of
 
-ROLES = ("observer", "reflector", "reader", "actor", "judge", "summarizer")
+ROLES = ("observer", "reflector", "reader", "actor", "judge", "summarizer", "evaluator")
 ALIASES = {"actor": "reader", "answerer": "reader", "summariser": "summarizer"}
 EMBEDDER = "embedder"
 # every model name the provider serves as offline/<name>
@@ -44,6 +44,8 @@ def run_role(role: str, messages: list[dict[str, Any]], params: dict[str, Any] |
     if r == "summarizer":
         mt = params.get("max_tokens") or params.get("max_completion_tokens")
         return summarizer.summarize(messages, int(mt) if mt else None)
+    if r == "evaluator":
+        return evaluator.evaluate(messages)
     raise ValueError(f"unknown offline role {role!r}: use one of {', '.join(ROLES)} (or offline/embedder)")
 
 

@@ -33,6 +33,7 @@ STRATEGIES: dict[str, str] = {
     "compaction": "bench.strategies.compaction:CompactionStrategy",
     "om": "bench.strategies.om:OMStrategy",
     "oracle": "bench.strategies.oracle:OracleStrategy",
+    "decay": "bench.strategies.decay:DecayStrategy",
 }
 STRATEGY_NAMES: tuple[str, ...] = tuple(STRATEGIES)
 

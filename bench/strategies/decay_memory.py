@@ -1,0 +1,158 @@
+"""The decay strategy's memory items and the pure rules over them: activation, forgetting, consolidation groups,
+ranking. No I/O, no model calls, no wall clock: every function takes the replay clock's `now`.
+
+Activation (seed 004's forgetting curve, with its defaults):
+
+    activation = decay_factor ** age_days * (1 + importance * importance_weight)
+                 * (1 - volatility * volatility_weight) + log10(access_count + 1) * access_boost
+
+clamped to [0, 1], where `age_days` is the time since the item was created (fractional days). As in the seed,
+`last_accessed_at` is kept for inspection but does not enter the formula; accesses count through `access_count`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Iterable, Literal
+
+Source = Literal["user", "assistant", "consolidated"]
+
+
+@dataclass(frozen=True)
+class DecayKnobs:
+    """The activation formula's knobs (seed 004's defaults). `decay_factor` is per day."""
+
+    decay_factor: float = 0.95
+    importance_weight: float = 0.7
+    volatility_weight: float = 0.3
+    access_boost: float = 0.1
+
+
+@dataclass
+class MemoryItem:
+    """One remembered message (or a consolidation of several).
+
+    `importance` and `volatility` are in [0, 1] (volatility: how soon it goes out of date); times are on the
+    replay clock (timezone-aware UTC); `turn` is the replay turn it came from (-1 for a consolidated item);
+    `merged` the ids a consolidated item replaced."""
+
+    id: int
+    content: str
+    source: Source
+    date_str: str  # shown to the Actor: the session stamp (a consolidated item: its first and last)
+    created_at: datetime
+    last_accessed_at: datetime
+    importance: float = 0.5
+    volatility: float = 0.5
+    access_count: int = 0
+    entities: list[str] = field(default_factory=list)
+    turn: int = -1
+    merged: list[int] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "content": self.content, "source": self.source, "date_str": self.date_str,
+            "created_at": self.created_at.isoformat(), "last_accessed_at": self.last_accessed_at.isoformat(),
+            "importance": self.importance, "volatility": self.volatility, "access_count": self.access_count,
+            "entities": list(self.entities), "turn": self.turn, "merged": list(self.merged),
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> MemoryItem:
+        return cls(
+            id=int(d["id"]), content=str(d["content"]), source=d["source"], date_str=str(d["date_str"]),
+            created_at=datetime.fromisoformat(d["created_at"]),
+            last_accessed_at=datetime.fromisoformat(d["last_accessed_at"]),
+            importance=float(d["importance"]), volatility=float(d["volatility"]),
+            access_count=int(d["access_count"]), entities=[str(e) for e in d.get("entities", [])],
+            turn=int(d.get("turn", -1)), merged=[int(i) for i in d.get("merged", [])],
+        )
+
+
+def age_days(created_at: datetime, now: datetime) -> float:
+    """Fractional days from `created_at` to `now` (0 when `now` is earlier)."""
+    return max(0.0, (now - created_at).total_seconds() / 86400.0)
+
+
+def activation(importance: float, volatility: float, days: float, access_count: int,
+               knobs: DecayKnobs = DecayKnobs()) -> float:
+    """Seed 004's activation of an item `days` old, accessed `access_count` times, clamped to [0, 1]."""
+    base = math.pow(knobs.decay_factor, max(0.0, days))
+    value = (base * (1 + importance * knobs.importance_weight) * (1 - volatility * knobs.volatility_weight)
+             + math.log10(access_count + 1) * knobs.access_boost)
+    return min(1.0, max(0.0, value))
+
+
+def item_activation(item: MemoryItem, now: datetime, knobs: DecayKnobs = DecayKnobs()) -> float:
+    return activation(item.importance, item.volatility, age_days(item.created_at, now), item.access_count, knobs)
+
+
+def forgotten(items: Iterable[MemoryItem], now: datetime, knobs: DecayKnobs, threshold: float,
+              max_age_days: float | None = None) -> list[int]:
+    """Ids of the items a cleanup at `now` removes: activation below `threshold`, or (when set) older than
+    `max_age_days` whatever their activation."""
+    out = []
+    for item in items:
+        too_old = max_age_days is not None and age_days(item.created_at, now) > max_age_days
+        if too_old or item_activation(item, now, knobs) < threshold:
+            out.append(item.id)
+    return out
+
+
+def consolidation_groups(items: Iterable[MemoryItem], group_size: int, max_groups: int) -> list[list[MemoryItem]]:
+    """Groups of `group_size` related items (sharing an entity) to merge, at most `max_groups`, no item twice.
+
+    Consolidated items are never merged again (a summary of summaries would grow without bound). The entity
+    shared by the most candidates goes first (ties: alphabetical); each group takes that entity's oldest
+    items (specific early observations are what the seed folds into general knowledge)."""
+    if group_size < 2 or max_groups < 1:
+        return []
+    pool = sorted((i for i in items if i.source != "consolidated"), key=lambda i: (i.created_at, i.id))
+    taken: set[int] = set()
+    groups: list[list[MemoryItem]] = []
+    while len(groups) < max_groups:
+        by_entity: dict[str, list[MemoryItem]] = defaultdict(list)
+        for item in pool:
+            if item.id not in taken:
+                for e in dict.fromkeys(item.entities):
+                    by_entity[e].append(item)
+        ready = [(len(v), e) for e, v in by_entity.items() if len(v) >= group_size]
+        if not ready:
+            break
+        _, entity = min(ready, key=lambda ne: (-ne[0], ne[1]))
+        group = by_entity[entity][:group_size]
+        taken.update(i.id for i in group)
+        groups.append(group)
+    return groups
+
+
+def merge_items(new_id: int, content: str, group: list[MemoryItem]) -> MemoryItem:
+    """The consolidated item replacing `group`: the most important member's importance, the most stable one's
+    volatility, the newest member's creation time (merging does not make old knowledge young), accesses summed,
+    entities united in order."""
+    first = min(group, key=lambda i: (i.created_at, i.id))
+    last = max(group, key=lambda i: (i.created_at, i.id))
+    dates = first.date_str if first.date_str == last.date_str else f"{first.date_str} to {last.date_str}"
+    return MemoryItem(
+        id=new_id, content=content, source="consolidated", date_str=dates,
+        created_at=last.created_at, last_accessed_at=max(i.last_accessed_at for i in group),
+        importance=max(i.importance for i in group), volatility=min(i.volatility for i in group),
+        access_count=sum(i.access_count for i in group),
+        entities=list(dict.fromkeys(e for i in group for e in i.entities)),
+        merged=[i.id for i in group],
+    )
+
+
+def rank(scored: Iterable[tuple[MemoryItem, float]], now: datetime, knobs: DecayKnobs, k: int) -> list[MemoryItem]:
+    """The top `k` items by activation x relevance (relevance in [0, 1]); items scoring 0 never rank.
+    Ties: the older item first."""
+    ranked = []
+    for item, relevance in scored:
+        score = item_activation(item, now, knobs) * relevance
+        if score > 0:
+            ranked.append((-score, item.created_at, item.id, item))
+    ranked.sort(key=lambda r: r[:3])
+    return [r[3] for r in ranked[:k]]
