@@ -83,7 +83,7 @@ def test_perf_and_run_measure_the_same_tokens_and_caches(tmp_path) -> None:
     overrides = ("dataset.limit=2", "run.checkpoints=false", f"cachesim.profiles=[{','.join(PROFILES)}]")
     cfg = compose_cfg(tmp_path, *overrides)
     root = validate(cfg)
-    assert set(root.run_strategies) == {"full_context", "rag", "compaction", "om", "oracle"}
+    assert set(root.run_strategies) == {"full_context", "rag", "compaction", "om", "oracle", "decay"}
     instances = load_data(root).instances
     perf = asyncio.run(_perf_replay(root, instances))
 
