@@ -1,11 +1,11 @@
-"""decay (seed 004): the activation formula, forgetting, consolidation, retrieval into the Actor prompt and its
-cache behaviour, evaluator replies, the checkpoint and the key."""
+"""decay (seed 004) as a strategy: forgetting over the replay, retrieval into the Actor prompt and its cache
+behaviour, consolidation through the summarizer, evaluator calls and bad replies, the checkpoint and the key."""
 
 from __future__ import annotations
 
+import hashlib
 import json
-import math
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -15,30 +15,16 @@ from bench.data.dates import format_lme_date
 from bench.data.schema import InstanceView, ViewSession, ViewTurn
 from bench.errors import ConfigError
 from bench.ingest import replay_question
+from bench.perf import offline_gateway
 from bench.replay import build_timeline
 from bench.roles import Role
-from bench.strategies import ReplaySettings, make_strategy, resolve_strategy
+from bench.strategies import ReplaySettings, StrategyContext, make_strategy, resolve_strategy
 from bench.strategies.decay import CONSOLIDATE_SYSTEM, MEMORY_HEADER, DecayParams
-from bench.strategies.decay_evaluator import (
-    EVALUATOR_SYSTEM,
-    items_from_request,
-    parse_scores,
-    render_scores,
-    rule_scores,
-)
-from bench.strategies.decay_memory import (
-    DecayKnobs,
-    MemoryItem,
-    activation,
-    consolidation_groups,
-    forgotten,
-    merge_items,
-    rank,
-)
+from bench.strategies.decay_evaluator import EVALUATOR_SYSTEM, items_from_request, rule_scores
+from om_core.tokens import default_counter
 
-from .conftest import ScriptedModel, chat, is_prefix, make_ctx, make_view
+from tests.helpers.strategies import ScriptedModel, chat, is_prefix, make_ctx, make_view, s_dataset
 
-T0 = datetime(2023, 5, 1, 10, 0, tzinfo=timezone.utc)
 VOLATILE = "The weather is lovely today and I am temporarily staying at a hostel right now."
 IMPORTANT = "My name is Dana, I am allergic to peanuts and I always prefer green tea."
 
@@ -68,102 +54,6 @@ async def replay(strategy, view):
 
 def retrieved(prompt):
     return [s.key for s in prompt.segments if s.key.startswith("decay:item:")]
-
-
-def item(i, days_ago=0.0, importance=0.5, volatility=0.5, access=0, entities=(), source="user"):
-    at = T0 - timedelta(days=days_ago)
-    return MemoryItem(i, f"item {i}", source, "d", at, at, importance, volatility, access, list(entities), turn=i)
-
-
-# ---- the activation formula (pure) ----------------------------------------------------------------------
-
-def test_activation_is_the_seed_formula_with_its_defaults():
-    k = DecayKnobs()
-    assert (k.decay_factor, k.importance_weight, k.volatility_weight, k.access_boost) == (0.95, 0.7, 0.3, 0.1)
-    want = 0.95 ** 10 * (1 + 0.5 * 0.7) * (1 - 0.2 * 0.3) + math.log10(3 + 1) * 0.1
-    assert activation(0.5, 0.2, 10, 3) == pytest.approx(want)
-    # older is lower, more important is higher, more volatile is lower, accessed is higher
-    assert activation(0.5, 0.5, 30, 0) < activation(0.5, 0.5, 20, 0)
-    assert activation(0.9, 0.5, 30, 0) > activation(0.1, 0.5, 30, 0)
-    assert activation(0.5, 0.9, 30, 0) < activation(0.5, 0.1, 30, 0)
-    assert activation(0.5, 0.5, 30, 5) > activation(0.5, 0.5, 30, 0)
-
-
-def test_activation_is_clamped_to_zero_and_one():
-    assert activation(1.0, 0.0, 0, 0) == 1.0  # 1.7 before the clamp
-    assert activation(1.0, 0.0, 0, 1000) == 1.0
-    assert activation(0.0, 1.0, 0, 0, DecayKnobs(volatility_weight=2.0)) == 0.0  # -1 before the clamp
-    assert activation(0.0, 0.0, -5, 0) == 1.0  # a creation time after `now` counts as age 0
-    assert 0 < activation(0.0, 1.0, 200, 0) < 0.001
-
-
-def test_forgetting_threshold_and_max_age():
-    now = T0
-    items = [item(0, 40, importance=0.1, volatility=1.0), item(1, 40, importance=1.0, volatility=0.1),
-             item(2, 40, importance=0.1, volatility=1.0, access=20), item(3, 5)]
-    assert forgotten(items, now, DecayKnobs(), 0.1) == [0]  # the volatile, unimportant, never-used one
-    assert forgotten(items, now, DecayKnobs(), 0.1, max_age_days=30) == [0, 1, 2]  # the seed's age cap
-
-
-def test_rank_is_activation_times_relevance_and_ties_prefer_older():
-    a, b, c = item(0, 60), item(1, 0), item(2, 0)
-    top = rank([(a, 1.0), (b, 0.5), (c, 0.0)], T0, DecayKnobs(), 5)
-    assert [i.id for i in top] == [b.id, a.id]  # b: 1.0 x 0.5 beats a: ~0.05 x 1.0; relevance 0 never ranks
-    assert [i.id for i in rank([(c, 0.5), (b, 0.5)], T0, DecayKnobs(), 1)] == [b.id]  # same score: older first
-
-
-def test_consolidation_groups_share_an_entity_and_take_the_oldest():
-    items = [item(i, 10 - i, entities=["biscuit"] if i % 2 == 0 else ["kayak"]) for i in range(7)]
-    items.append(item(9, 0, entities=["biscuit"], source="consolidated"))
-    groups = consolidation_groups(items, 3, 5)
-    assert [[i.id for i in g] for g in groups] == [[0, 2, 4], [1, 3, 5]]  # consolidated items never merge again
-    merged = merge_items(20, "summary", [items[0], items[2], items[4]])
-    assert merged.source == "consolidated" and merged.merged == [0, 2, 4]
-    assert merged.created_at == items[4].created_at and merged.entities == ["biscuit"]
-    assert consolidation_groups(items, 5, 1) == []
-
-
-# ---- seed 004's rule-based evaluator --------------------------------------------------------------------
-
-def test_rule_scores_follow_the_seed_rules():
-    plain = rule_scores("ok see you", "assistant")
-    assert (plain.importance, plain.volatility) == (0.3, 0.5)
-    assert rule_scores("ok see you", "user").importance == pytest.approx(0.4)  # the user's own words
-    assert rule_scores("the price today", "assistant").volatility == pytest.approx(0.9)
-    assert rule_scores(VOLATILE, "user").volatility == 1.0  # three cues, capped
-    assert rule_scores(IMPORTANT, "user").importance == 1.0
-    assert rule_scores("x" * 101, "assistant").importance == pytest.approx(0.35)  # a long message
-    s = rule_scores('We adopted a corgi named Tofu and watched "The Long Walk" with Aunt May.', "user")
-    assert s.entities == ["the long walk", "tofu", "aunt may"]
-
-
-# ---- evaluator replies ----------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("reply", [
-    '{"memories": [{"id": 3, "importance": 0.9, "volatility": 0.1, "entities": ["Tofu"]}, '
-    '{"id": 4, "importance": 0.2, "volatility": 0.8, "entities": []}]}',
-    'Sure! Here are the scores (0-10):\n```json\n[{"id": "3", "importance": "9", "volatility": "1", '
-    '"entities": "Tofu"}, {"id": 4, "importance": 2, "volatility": 8}]\n```\nLet me know if you need more.',
-    '{"3": {"importance_score": "90%", "volatility_score": 10, "related_entities": ["tofu"]}, '
-    '"4": {"importanceScore": 20, "volatilityScore": 80}}',
-])
-def test_parse_scores_reads_what_real_models_write(reply):
-    got, problem = parse_scores(reply, [3, 4])
-    assert problem is None
-    assert (got[3].importance, got[3].volatility) == pytest.approx((0.9, 0.1))
-    assert (got[4].importance, got[4].volatility) == pytest.approx((0.2, 0.8))
-    assert got[3].entities == ["tofu"]
-
-
-def test_parse_scores_keeps_complete_entries_of_a_cut_reply_and_names_the_rest():
-    cut = '{"memories": [{"id": 3, "importance": 0.9, "volatility": 0.1, "entities": []}, {"id": 4, "importa'
-    got, problem = parse_scores(cut, [3, 4, 5])
-    assert list(got) == [3] and problem == "evaluator reply misses memories 4, 5"
-    got, problem = parse_scores("I'm sorry, I can't rate personal messages.", [3])
-    assert got == {} and problem is not None and "\n" not in problem and "no usable scores" in problem
-    got, _ = parse_scores('[{"id": 3, "importance": null, "volatility": 0.2}, {"id": 99, "importance": 1, '
-                          '"volatility": 0}]', [3])
-    assert got == {}  # a null score and an id not asked for are both ignored
 
 
 async def test_a_bad_reply_falls_back_to_the_rules_with_one_recorded_line():
@@ -341,21 +231,6 @@ async def test_replay_driver_records_evaluator_calls_as_background_calls():
     assert "evaluate" in out.turns[3]["events"] and "evaluate" in out.turns[5]["events"]
     assert [c.sim_time for c in bg] == [build_timeline(view)[k].assistant_at for k in (3, 5)]
 
-
-def test_offline_evaluator_is_the_rule_evaluator_and_deterministic():
-    from bench.offline import run_role
-    from bench.strategies.decay_evaluator import evaluator_request
-
-    req = evaluator_request([(7, "user", "2023/05/01", IMPORTANT), (8, "assistant", "2023/05/01", VOLATILE)])
-    out = run_role("evaluator", req)
-    assert out == run_role("evaluator", json.loads(json.dumps(req)))
-    got, problem = parse_scores(out, [7, 8])
-    assert problem is None
-    assert got == {7: rule_scores(IMPORTANT, "user"), 8: rule_scores(VOLATILE, "assistant")}
-    assert out == render_scores(got)
-    assert json.loads(run_role("evaluator", [{"role": "user", "content": "warm up"}])) == {"memories": []}
-
-
 def _tokens_before(prompt, s):
     """Tokens of the rendering before segment s (its message header included when s opens a message)."""
     n = 0
@@ -368,17 +243,10 @@ def _tokens_before(prompt, s):
 
 
 @pytest.mark.realdata
+@pytest.mark.slow  # loads LongMemEval_S, replays a whole haystack
 async def test_on_a_real_haystack_the_prompt_misses_from_the_first_changed_item():
     """LongMemEval_S question 0 with the offline engine (rule-based, not an LLM) in the evaluator and summariser
     roles: every change of retrieval misses the openai cache from the first item that changed, no earlier."""
-    import hashlib
-
-    from bench.perf import offline_gateway
-    from bench.strategies import StrategyContext
-    from om_core.tokens import default_counter
-
-    from .conftest import s_dataset
-
     inst = s_dataset().instances[0]
     gw = offline_gateway()
     ctx = StrategyContext(

@@ -1,0 +1,72 @@
+"""decay's pure rules (bench.strategies.decay_memory): seed 004's activation formula and its clamp, forgetting,
+ranking by activation x relevance, consolidation groups and merged items."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from bench.strategies.decay_memory import (
+    DecayKnobs,
+    MemoryItem,
+    activation,
+    consolidation_groups,
+    forgotten,
+    merge_items,
+    rank,
+)
+
+T0 = datetime(2023, 5, 1, 10, 0, tzinfo=timezone.utc)
+
+
+def item(i, days_ago=0.0, importance=0.5, volatility=0.5, access=0, entities=(), source="user"):
+    at = T0 - timedelta(days=days_ago)
+    return MemoryItem(i, f"item {i}", source, "d", at, at, importance, volatility, access, list(entities), turn=i)
+
+
+def test_activation_is_the_seed_formula_with_its_defaults():
+    k = DecayKnobs()
+    assert (k.decay_factor, k.importance_weight, k.volatility_weight, k.access_boost) == (0.95, 0.7, 0.3, 0.1)
+    want = 0.95 ** 10 * (1 + 0.5 * 0.7) * (1 - 0.2 * 0.3) + math.log10(3 + 1) * 0.1
+    assert activation(0.5, 0.2, 10, 3) == pytest.approx(want)
+    # older is lower, more important is higher, more volatile is lower, accessed is higher
+    assert activation(0.5, 0.5, 30, 0) < activation(0.5, 0.5, 20, 0)
+    assert activation(0.9, 0.5, 30, 0) > activation(0.1, 0.5, 30, 0)
+    assert activation(0.5, 0.9, 30, 0) < activation(0.5, 0.1, 30, 0)
+    assert activation(0.5, 0.5, 30, 5) > activation(0.5, 0.5, 30, 0)
+
+
+def test_activation_is_clamped_to_zero_and_one():
+    assert activation(1.0, 0.0, 0, 0) == 1.0  # 1.7 before the clamp
+    assert activation(1.0, 0.0, 0, 1000) == 1.0
+    assert activation(0.0, 1.0, 0, 0, DecayKnobs(volatility_weight=2.0)) == 0.0  # -1 before the clamp
+    assert activation(0.0, 0.0, -5, 0) == 1.0  # a creation time after `now` counts as age 0
+    assert 0 < activation(0.0, 1.0, 200, 0) < 0.001
+
+
+def test_forgetting_threshold_and_max_age():
+    now = T0
+    items = [item(0, 40, importance=0.1, volatility=1.0), item(1, 40, importance=1.0, volatility=0.1),
+             item(2, 40, importance=0.1, volatility=1.0, access=20), item(3, 5)]
+    assert forgotten(items, now, DecayKnobs(), 0.1) == [0]  # the volatile, unimportant, never-used one
+    assert forgotten(items, now, DecayKnobs(), 0.1, max_age_days=30) == [0, 1, 2]  # the seed's age cap
+
+
+def test_rank_is_activation_times_relevance_and_ties_prefer_older():
+    a, b, c = item(0, 60), item(1, 0), item(2, 0)
+    top = rank([(a, 1.0), (b, 0.5), (c, 0.0)], T0, DecayKnobs(), 5)
+    assert [i.id for i in top] == [b.id, a.id]  # b: 1.0 x 0.5 beats a: ~0.05 x 1.0; relevance 0 never ranks
+    assert [i.id for i in rank([(c, 0.5), (b, 0.5)], T0, DecayKnobs(), 1)] == [b.id]  # same score: older first
+
+
+def test_consolidation_groups_share_an_entity_and_take_the_oldest():
+    items = [item(i, 10 - i, entities=["biscuit"] if i % 2 == 0 else ["kayak"]) for i in range(7)]
+    items.append(item(9, 0, entities=["biscuit"], source="consolidated"))
+    groups = consolidation_groups(items, 3, 5)
+    assert [[i.id for i in g] for g in groups] == [[0, 2, 4], [1, 3, 5]]  # consolidated items never merge again
+    merged = merge_items(20, "summary", [items[0], items[2], items[4]])
+    assert merged.source == "consolidated" and merged.merged == [0, 2, 4]
+    assert merged.created_at == items[4].created_at and merged.entities == ["biscuit"]
+    assert consolidation_groups(items, 5, 1) == []
