@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 from bench.cachesim.base import CacheSimulator
 from bench.config import RootCfg, StrategyCfg
@@ -31,7 +31,11 @@ from bench.strategies import ReplaySettings, Strategy, StrategyContext, Strategy
 from om_core.llm import ChatModel
 from om_core.tokens import TokenCounter
 
-CacheByProfile = dict[str, dict[str, float]]  # profile -> {"cached", "prefill", "write" (tokens), "cost_usd"}
+if TYPE_CHECKING:
+    from bench.cachesim.pricing import CachePricing
+
+# profile -> {"cached", "prefill", "write"} in tokens; prices are applied later (bench.cachesim.CachePricing)
+CacheByProfile = dict[str, dict[str, float]]
 
 
 class ModelSource(Protocol):
@@ -66,18 +70,13 @@ def configured_strategy(cfg: RootCfg, key: str, settings: ReplaySettings | None 
     return resolve_strategy(s.name or key, s.params, settings or replay_settings(cfg), name=key)
 
 
-def cache_simulators(profiles: Sequence[str], params: Mapping[str, Any] | None,
-                     actor_model: str) -> Callable[[], dict[str, CacheSimulator]]:
-    """A factory of fresh simulators (one per profile; a question starts with empty caches). Simulated cache
-    costs are priced at the actor's list input price when litellm knows it. Checks the settings once: a bad
-    profile or knob is a one-line ConfigError."""
-    from bench.cachesim import make_simulator, price_per_token
+def cache_simulators(profiles: Sequence[str], params: Mapping[str, Any] | None) -> Callable[[], dict[str, CacheSimulator]]:
+    """A factory of fresh simulators (one per profile; a question starts with empty caches). They measure tokens;
+    what those cost depends on the model answering and is priced when a run writes its rows
+    (`cache_pricing`). Checks the settings once: a bad profile or knob is a one-line ConfigError."""
+    from bench.cachesim import make_simulator
 
     per = {p: dict((params or {}).get(p) or {}) for p in profiles}
-    price = None if actor_model.startswith("offline/") else price_per_token(actor_model)
-    for knobs in per.values():
-        if price and "input_per_token" not in knobs:
-            knobs["input_per_token"] = price
 
     def factory() -> dict[str, CacheSimulator]:
         return {p: make_simulator(p, **per[p]) for p in profiles}
@@ -87,6 +86,28 @@ def cache_simulators(profiles: Sequence[str], params: Mapping[str, Any] | None,
     except (TypeError, ValueError, KeyError) as exc:
         raise ConfigError(f"cachesim: {exc} (check cachesim.profiles / cachesim.params)") from None
     return factory
+
+
+def cache_pricing(profiles: Sequence[str], params: Mapping[str, Any] | None) -> CachePricing:
+    """Prices for the simulated cache results of these profiles (bench.cachesim.CachePricing). A bad profile or
+    knob is a one-line ConfigError."""
+    from bench.cachesim.pricing import CachePricing
+
+    try:
+        return CachePricing(profiles, params)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ConfigError(f"cachesim: {exc} (check cachesim.profiles / cachesim.params)") from None
+
+
+def cache_token_settings(profiles: Sequence[str], params: Mapping[str, Any] | None, model: str) -> dict[str, Any]:
+    """Per profile, the settings resolved for `model` that change which tokens hit (bench.cachesim.token_settings).
+    A bad profile or knob is a one-line ConfigError."""
+    from bench.cachesim.pricing import token_settings
+
+    try:
+        return token_settings(profiles, params, model)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ConfigError(f"cachesim: {exc} (check cachesim.profiles / cachesim.params)") from None
 
 
 def opaque_resource_id(inst: Instance) -> str:
@@ -159,7 +180,7 @@ def observe_all(sims: Mapping[str, CacheSimulator], t: datetime, prompt: Prompt,
     out: CacheByProfile = {}
     for name, sim in sims.items():
         r = sim.observe(t, prompt, model=model, stream=stream)
-        out[name] = {"cached": r.cached_tokens, "prefill": r.prefill_tokens, "write": r.write_tokens, "cost_usd": r.cost_usd}
+        out[name] = {"cached": r.cached_tokens, "prefill": r.prefill_tokens, "write": r.write_tokens}
     return out
 
 

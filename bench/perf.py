@@ -180,7 +180,7 @@ async def run_perf(
     """Replay every question through every strategy of `cfg.run_strategies`, with the simulators of
     `cfg.cachesim`: the stats, the replay seconds, the (excluded) warm-up seconds."""
     specs = [configured_strategy(cfg, key) for key in cfg.run_strategies]
-    make_sims = cache_simulators(cfg.cachesim.profiles, cfg.cachesim.params, cfg.model.actor.model)
+    make_sims = cache_simulators(cfg.cachesim.profiles, cfg.cachesim.params)
     counter = default_counter()
     gateway = offline_gateway()
     warm_s = await warm_up(gateway)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from bench.cachesim.base import CacheResult
 from bench.cachesim.common import Pricing, check_positive, lookup_by_model, result, to_seconds
@@ -71,6 +72,12 @@ class AnthropicConfig(Pricing):
 
     def min_prefix_for(self, model: str) -> int:
         return int(lookup_by_model(self.min_prefix_by_model, model, self.min_prefix))
+
+    def multipliers(self, model: str) -> tuple[float, float]:
+        return self.read_multiplier, self.write_multiplier
+
+    def token_settings(self, model: str) -> dict[str, Any]:
+        return {"min_prefix": self.min_prefix_for(model)}
 
 
 class _Walk(Walks):
@@ -157,5 +164,5 @@ class AnthropicSimulator:
             for r in self._roots.values():  # keep a node while it or a descendant holds a live entry
                 prune_unless_any(r, lambda nd: nd.entry > now)
             self._walks.clear()
-        return result(n, cached, write, cfg.base(model), cfg.read_multiplier, cfg.write_multiplier)
+        return result(n, cached, write, cfg.base(model), *cfg.multipliers(model))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from datetime import datetime
-from typing import Mapping
+from typing import Any, Mapping
 
 from bench.cachesim.base import CacheResult
 
@@ -56,11 +56,27 @@ class Pricing:
     def base(self, model: str) -> float:
         return self.input_per_token_by_model.get(model, self.input_per_token)
 
+    def multipliers(self, model: str) -> tuple[float, float]:
+        """(read, write) prices of `model`'s cached and cache-written tokens, relative to its input price. Each
+        profile's config defines them."""
+        raise NotImplementedError
+
+    def token_settings(self, model: str) -> dict[str, Any]:
+        """The settings resolved for `model` that change which tokens hit (not what they cost); none by default."""
+        return {}
+
+    def cost(self, model: str, cached: float, prefill: float, write: float, price: float) -> float:
+        """Input-side USD of one prompt of `model` at `price` USD per uncached input token (prefill = prompt -
+        cached, so it includes the written tokens)."""
+        read_mult, write_mult = self.multipliers(model)
+        return price * ((prefill - write) + write_mult * write + read_mult * cached) if price else 0.0
+
 
 def result(
     prompt_tokens: int, cached: int, write: int, price: float, read_mult: float, write_mult: float
 ) -> CacheResult:
-    """CacheResult with cost = price * (uncached + write_mult*write + read_mult*cached); prefill = prompt - cached."""
+    """CacheResult with cost = price * (uncached + write_mult*write + read_mult*cached) (`Pricing.cost` prices
+    the same tokens after the fact); prefill = prompt - cached."""
     uncached = prompt_tokens - cached - write
     cost = price * (uncached + write_mult * write + read_mult * cached) if price else 0.0
     return CacheResult(

@@ -19,6 +19,9 @@ class IdealConfig(Pricing):
     def __post_init__(self) -> None:
         check_positive("ideal", read_multiplier=self.read_multiplier, input_per_token=self.input_per_token)
 
+    def multipliers(self, model: str) -> tuple[float, float]:
+        return self.read_multiplier, 1.0
+
 
 def _always(_: Node) -> bool:
     return True
@@ -62,4 +65,4 @@ class IdealSimulator:
             node = c
         w.units = units
         cfg = self.config
-        return result(node.end, cached, 0, cfg.base(model), cfg.read_multiplier, 1.0)
+        return result(node.end, cached, 0, cfg.base(model), *cfg.multipliers(model))

@@ -65,6 +65,9 @@ class OpenAIConfig(Pricing):
             return self.read_multiplier
         return lookup_by_model(READ_MULTIPLIERS, model, self.default_read_multiplier)
 
+    def multipliers(self, model: str) -> tuple[float, float]:
+        return self.read_mult(model), self.write_multiplier
+
 
 def cacheable(length: int, min_prefix: int = 1024, block: int = 128) -> int:
     """The 1024 + 128k rule: tokens served from a common prefix of `length` tokens."""
@@ -161,4 +164,4 @@ class OpenAISimulator:
         if cfg.prune_every and self._n % cfg.prune_every == 0:
             for r in self._roots.values():
                 prune(r, live)
-        return result(n, cached, write, cfg.base(model), cfg.read_mult(model), cfg.write_multiplier)
+        return result(n, cached, write, cfg.base(model), *cfg.multipliers(model))

@@ -8,6 +8,7 @@ from typing import Any
 
 from bench.cachesim.anthropic_cache import AnthropicConfig, AnthropicSimulator
 from bench.cachesim.base import CacheSimulator
+from bench.cachesim.common import Pricing
 from bench.cachesim.ideal import IdealConfig, IdealSimulator
 from bench.cachesim.openai_cache import OpenAIConfig, OpenAISimulator
 from bench.cachesim.vllm_cache import VLLMConfig, VLLMSimulator
@@ -31,8 +32,7 @@ PROFILES: dict[str, dict[str, Any]] = {
 }
 
 
-def make_simulator(name: str, **params: Any) -> CacheSimulator:
-    """A fresh simulator for profile `name` (or a bare kind), with `params` overriding its defaults."""
+def _resolve(name: str, params: dict[str, Any]) -> tuple[type, Pricing]:
     if name not in PROFILES:
         raise ValueError(f"unknown cache profile {name!r}; choose one of {', '.join(PROFILES)}")
     merged = {**PROFILES[name], **params}
@@ -44,7 +44,21 @@ def make_simulator(name: str, **params: Any) -> CacheSimulator:
     bad = sorted(set(merged) - allowed)
     if bad:
         raise ValueError(f"cache profile {name!r}: unknown parameter(s) {bad}; allowed: {sorted(allowed)}")
-    return sim_cls(cfg_cls(**merged), name=name)
+    config: Pricing = cfg_cls(**merged)
+    return sim_cls, config
+
+
+def make_config(name: str, **params: Any) -> Pricing:
+    """The config of profile `name` with `params` overriding its defaults (prices, multipliers, per-model
+    settings). Raises ValueError (one line) for an unknown profile or parameter, or a bad value."""
+    return _resolve(name, params)[1]
+
+
+def make_simulator(name: str, **params: Any) -> CacheSimulator:
+    """A fresh simulator for profile `name` (or a bare kind), with `params` overriding its defaults."""
+    sim_cls, config = _resolve(name, params)
+    sim: CacheSimulator = sim_cls(config, name=name)
+    return sim
 
 
 def _model_info(model: str) -> dict[str, Any] | None:

@@ -58,6 +58,9 @@ class VLLMConfig(Pricing):
             input_per_token=self.input_per_token,
         )
 
+    def multipliers(self, model: str) -> tuple[float, float]:
+        return self.read_multiplier, 1.0
+
 
 def _salt(stream: str) -> int:
     return int.from_bytes(hashlib.blake2b(stream.encode(), digest_size=8).digest(), "big")
@@ -325,4 +328,4 @@ class VLLMSimulator:
         over = len(pool) - cfg.capacity_tokens // bs
         if over > 0:
             pool.evict(over)
-        return result(n, cached, 0, cfg.base(model), cfg.read_multiplier, 1.0)
+        return result(n, cached, 0, cfg.base(model), *cfg.multipliers(model))

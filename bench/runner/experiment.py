@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 from bench.config import RootCfg
 from bench.data.dataset import Dataset
 from bench.data.schema import Instance
-from bench.ingest import cache_simulators, configured_strategy
+from bench.ingest import cache_pricing, cache_simulators, configured_strategy
 from bench.roles import Role
 from bench.runner.checkpoint import CheckpointStore
 from bench.runner.keys import ingest_key, run_key
@@ -99,7 +99,8 @@ async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSin
         cfg=cfg, strategy=configured_strategy(cfg, strategy), gateway=gateway, counter=default_counter(), judge=judge,
         checkpoints=CheckpointStore(cfg.output.checkpoint_dir, ingest_key(cfg, strategy, ds.sha256) + ("-dry" if dry_run else ""))
         if cfg.run.checkpoints else None,
-        make_sims=cache_simulators(cfg.cachesim.profiles, cfg.cachesim.params, cfg.model.actor.model),
+        make_sims=cache_simulators(cfg.cachesim.profiles, cfg.cachesim.params),
+        pricing=cache_pricing(cfg.cachesim.profiles, cfg.cachesim.params),
         judge_model_name=cfg.model.judge.model,
     )
     out = RunOutcome(key, strategy, len(ds.instances), 0, len(ds.instances) - len(todo), 0)

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from bench.config import RootCfg
-from bench.ingest import configured_strategy, replay_settings
+from bench.ingest import cache_token_settings, configured_strategy, replay_settings
 from bench.roles import Role
 
 
@@ -33,7 +33,8 @@ def ingest_spec(cfg: RootCfg, strategy: str, dataset_sha: str) -> dict[str, Any]
 
     Read from the strategy's declarations (`bench.strategies.StrategyBase`), never from its name: its
     resolved key params, the models of the roles it calls, and the reader settings only when it renders the
-    reader prompt. Raises ConfigError for an unknown strategy or a bad param."""
+    reader prompt; the cache profiles and the Actor's per-model cache settings (not its prices). Raises
+    ConfigError for an unknown strategy or a bad param."""
     settings = replay_settings(cfg)
     spec = configured_strategy(cfg, strategy, settings)
     out: dict[str, Any] = {
@@ -43,7 +44,10 @@ def ingest_spec(cfg: RootCfg, strategy: str, dataset_sha: str) -> dict[str, Any]
         "models": {str(r): _role(cfg, r) for r in sorted(spec.roles)},
         "replay": {"turn_offset_s": settings.turn_offset_s, "think_time_s": settings.think_time_s},
         "system_prompt": settings.system_prompt,
-        "cachesim": {"profiles": cfg.cachesim.profiles, "params": cfg.cachesim.params},
+        "cachesim": {"profiles": cfg.cachesim.profiles, "params": cfg.cachesim.params,
+                     # the Actor model only through what it changes in the simulated token counts (prices are
+                     # applied per run, bench.cachesim.CachePricing)
+                     "actor": cache_token_settings(cfg.cachesim.profiles, cfg.cachesim.params, settings.actor_model)},
     }
     if spec.cls.renders_reader_prompt:
         # the official reader prompt is cut to the Actor's window minus the answer budget: both shape the prompts

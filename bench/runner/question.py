@@ -17,6 +17,7 @@ from bench.strategies import StrategySpec
 
 if TYPE_CHECKING:  # the gateway imports litellm: load it only when a run starts
     from bench.cachesim.base import CacheSimulator
+    from bench.cachesim.pricing import CachePricing
     from bench.evaluate.judge import Judge, Judgment
     from bench.gateway import Gateway
     from om_core.tokens import TokenCounter
@@ -33,6 +34,7 @@ class QuestionEnv:
     judge: Judge
     checkpoints: CheckpointStore | None
     make_sims: Callable[[], dict[str, CacheSimulator]]
+    pricing: CachePricing  # prices the simulated caches for the models of this run
     judge_model_name: str
 
 
@@ -100,10 +102,11 @@ async def process_question(inst: Instance, env: QuestionEnv) -> QuestionResult:
             except GatewayError as exc:
                 error = f"judge: {exc}"
 
-    calls = [CallRow.from_dict(c) for c in payload["calls"]]
+    calls = [CallRow.from_dict(priced_call(c, env.pricing, cfg.model.actor.model)) for c in payload["calls"]]
     for rec in answer_calls:
         if rec.role == "actor" and not rec.cache:
             rec.cache = payload.get("question_cache") or {}
+        rec.cache = env.pricing.priced(rec.cache, rec.model)
         calls.append(CallRow.from_record(rec, len(calls), "answer" if rec.role == "actor" else "judge"))
     return QuestionResult(
         sample=sample_row(inst, env, calls, hypothesis, judgment, error, restored),
@@ -111,6 +114,14 @@ async def process_question(inst: Instance, env: QuestionEnv) -> QuestionResult:
         turns=[TurnRow.from_dict(t) for t in payload["turns"]],
         judgments=judgment_rows(judgment, env.judge_model_name),
     )
+
+
+def priced_call(row: dict[str, Any], pricing: CachePricing, actor_model: str) -> dict[str, Any]:
+    """A checkpointed ingestion call for this run: a simulated Actor prompt is this run's Actor's (the checkpoint
+    may come from a run with another Actor), and every call's simulated cache is priced for its model."""
+    if row.get("simulated") and row.get("role") == Role.ACTOR.value:
+        row = {**row, "model": actor_model}
+    return {**row, "cache": pricing.priced(row.get("cache") or {}, str(row.get("model")))}
 
 
 def sample_row(inst: Instance, env: QuestionEnv, calls: list[CallRow], hypothesis: str, judgment: Judgment | None,

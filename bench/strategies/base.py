@@ -58,7 +58,7 @@ class ReplaySettings:
     """The job-level settings every question's replay shares (`bench.ingest.replay_settings(cfg)` reads them
     from the config; `ombench run` and `ombench perf` both go through it)."""
 
-    actor_model: str = "gpt-4o"  # the Actor's model: prices simulated caches; OM's auto idle TTL
+    actor_model: str = "gpt-4o"  # the Actor's model: its simulated prompts are observed under it; OM's auto idle TTL
     max_input_tokens: int = 128000  # the Actor's context window (tokens)
     output_budget: int = 800  # tokens reserved for the answer (answer.max_tokens)
     system_prompt: str = ""  # the Actor's system prompt, first in every prompt

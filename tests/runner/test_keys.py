@@ -141,3 +141,22 @@ def test_configured_names_resolve_through_the_registry() -> None:
     with pytest.raises(ConfigError, match="unknown strategy 'memgpt'") as err:
         _root(lambda raw: raw["strategies"].update(x={"name": "memgpt"}))
     assert "\n" not in str(err.value)
+
+
+def test_the_actor_keys_ingestion_only_through_its_cache_settings() -> None:
+    """Simulated Actor prompts are observed under the Actor's model name, and the anthropic profile's minimum
+    cacheable prefix depends on it: an Actor that changes it changes what the checkpoint measured."""
+    def actor(model: str) -> RootCfg:
+        return _root(_set("model.actor.model", model))
+
+    for name in STRATEGY_NAMES:
+        # the same per-model cache settings (not Claude: the default minimum): one checkpoint for both
+        assert ingest_key(actor("openai/gpt-4o"), name, "sha") == ingest_key(actor("openai/gpt-5-mini"), name, "sha")
+        # Sonnet caches from 1024 tokens, Opus 4.5 from 4096: other cached tokens, another checkpoint
+        assert ingest_key(actor("anthropic/claude-sonnet-4-5"), name, "sha") != \
+            ingest_key(actor("anthropic/claude-opus-4-5"), name, "sha")
+    no_anthropic = _set("cachesim.profiles", ["ideal", "openai", "vllm"])
+    assert ingest_key(_root(lambda raw: (no_anthropic(raw), _set("model.actor.model", "anthropic/claude-sonnet-4-5")(raw))),
+                      "om", "sha") == \
+        ingest_key(_root(lambda raw: (no_anthropic(raw), _set("model.actor.model", "anthropic/claude-opus-4-5")(raw))),
+                   "om", "sha")

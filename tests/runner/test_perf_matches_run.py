@@ -69,7 +69,7 @@ def _perf_side(res) -> dict[str, Any]:
 async def _perf_replay(root, instances) -> dict[str, dict[str, Any]]:
     gateway = offline_gateway()
     counter = default_counter()
-    make_sims = cache_simulators(root.cachesim.profiles, root.cachesim.params, root.model.actor.model)
+    make_sims = cache_simulators(root.cachesim.profiles, root.cachesim.params)
     out: dict[str, dict[str, Any]] = {}
     for key in root.run_strategies:
         spec = configured_strategy(root, key)
