@@ -141,11 +141,13 @@ def validate(cfg: Any) -> RootCfg:
     raw.pop("hydra", None)
     try:
         merged = OmegaConf.merge(OmegaConf.structured(RootCfg), raw)
-        root: RootCfg = OmegaConf.to_object(merged)  # type: ignore[assignment]
+        root = OmegaConf.to_object(merged)
     except OmegaConfBaseException as exc:
         msg = str(exc).splitlines()[0]
         key = getattr(exc, "full_key", None)
         raise ConfigError(f"invalid config{f' at {key!r}' if key else ''}: {msg} (fix the value in configs/ or on the command line)") from None
+    if not isinstance(root, RootCfg):  # a structured config always converts to its dataclass
+        raise ConfigError("the config did not convert to RootCfg; check configs/config.yaml")
     _check_strategies(root)
     if root.answer.method not in ("con", "direct"):
         raise ConfigError(f"answer.method={root.answer.method!r}: use 'con' or 'direct'")

@@ -336,5 +336,5 @@ def _parse_embedding(resp: Any, n: int) -> tuple[list[list[float]], Usage, str]:
              (getattr(d, "index", i), getattr(d, "embedding", None)) for i, d in enumerate(data)]
     if len(items) != n or any(v is None for _, v in items):
         raise RetryableCallError(ErrorInfo("malformed", f"embedding response has {len(items)} vectors for {n} inputs"))
-    vecs = [list(map(float, v)) for _, v in sorted(items, key=lambda t: t[0])]  # type: ignore[arg-type]
+    vecs = [list(map(float, v)) for _, v in sorted(items, key=lambda t: t[0]) if v is not None]
     return vecs, normalize_usage(getattr(resp, "usage", None)), str(getattr(resp, "model", "") or "")
