@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the same names as _EXPORTS, for type checkers and IDEs
         InputError,
         ModelOutputError,
         OMError,
+        RejectedOutputError,
         StorageError,
         TokenizerError,
     )
@@ -85,6 +86,7 @@ _EXPORTS: dict[str, str] = {
     "StorageError": "om_core.errors",
     "FormatVersionError": "om_core.errors",
     "ModelOutputError": "om_core.errors",
+    "RejectedOutputError": "om_core.errors",
     "DegenerateOutputError": "om_core.errors",
     "EmptyReflectionError": "om_core.errors",
     "TokenizerError": "om_core.errors",
@@ -100,7 +102,7 @@ __all__ = [  # written out for static tools; tests check it equals _EXPORTS and 
     "recall", "recall_tool_schema",
     "observe", "ObserverOutput", "reflect", "ReflectionResult", "build_actor_context",
     "OMError", "ConfigError", "InputError", "StorageError", "FormatVersionError", "ModelOutputError",
-    "DegenerateOutputError", "EmptyReflectionError", "TokenizerError",
+    "RejectedOutputError", "DegenerateOutputError", "EmptyReflectionError", "TokenizerError",
 ]
 
 

@@ -23,7 +23,9 @@ from om_core.activation import (
 
 Profile = Literal["m11", "m31"]
 Scope = Literal["thread", "resource"]
+ContextLayout = Literal["mastra", "stable_prefix"]
 DEFAULT_MODEL = "google/gemini-2.5-flash"
+DEFAULT_ALIAS = "default"  # a model name that means DEFAULT_MODEL (Mastra's 'default' string)
 
 _MINUTE = 60_000
 _HOUR = 60 * _MINUTE
@@ -85,6 +87,9 @@ class OMConfig:
     prompt_cache_retention: str | None = None  # OpenAI "24h" retention lengthens the auto TTL
     timezone: str = "UTC"  # zone used to format dates for the Observer
     prompts_folder: str | None = None
+    # Not Mastra knobs (docs/om.md, "Deliberate differences"):
+    degenerate_guard: bool | None = None  # None: the repetition check of m31; True turns it on for m11 too
+    context_layout: ContextLayout = "mastra"  # "stable_prefix": OTHER-conversations block after the observations
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -92,11 +97,21 @@ class OMConfig:
     # ---- resolved values -------------------------------------------------------------------
     @property
     def observer_model(self) -> str:
-        return self.observation.model or self.model or self.reflection.model or DEFAULT_MODEL
+        """Top-level model, else observation.model, else reflection.model, else the default; the name
+        'default' means the default model (mastra-ai/mastra, packages/memory/src/processors/
+        observational-memory/observational-memory.ts, the constructor's model resolution)."""
+        return _resolve_model(self.model or self.observation.model or self.reflection.model)
 
     @property
     def reflector_model(self) -> str:
-        return self.reflection.model or self.model or self.observation.model or DEFAULT_MODEL
+        """As `observer_model`, with reflection.model before observation.model."""
+        return _resolve_model(self.model or self.reflection.model or self.observation.model)
+
+    @property
+    def degenerate_check(self) -> bool:
+        """Whether Observer and Reflector outputs are checked for repetition loops (m31 always did; m11 never
+        did, so it is off there unless `degenerate_guard=True`)."""
+        return self.profile == "m31" if self.degenerate_guard is None else bool(self.degenerate_guard)
 
     @property
     def buffering(self) -> bool:
@@ -197,6 +212,10 @@ class OMConfig:
 
 
 # ---- helpers ------------------------------------------------------------------------------
+
+
+def _resolve_model(name: str | None) -> str:
+    return DEFAULT_MODEL if not name or name.strip().lower() == DEFAULT_ALIAS else name
 
 
 def _snake(key: str) -> str:
@@ -307,5 +326,9 @@ def _validate(cfg: OMConfig) -> None:
                          "'Europe/Berlin'") from exc
     if cfg.retrieval.scope not in ("thread", "resource"):
         raise ConfigError(f"retrieval.scope: must be 'thread' or 'resource', got {cfg.retrieval.scope!r}")
+    if cfg.degenerate_guard not in (None, True, False):
+        raise ConfigError(f"degenerate_guard: must be true, false or null (profile default), got {cfg.degenerate_guard!r}")
+    if cfg.context_layout not in ("mastra", "stable_prefix"):
+        raise ConfigError(f"context_layout: must be 'mastra' or 'stable_prefix', got {cfg.context_layout!r}")
     if any(not isinstance(t, (int, float)) or not 0 <= t <= 2 for t in (o.temperature, r.temperature)):
         raise ConfigError("observation.temperature/reflection.temperature: must be within [0, 2]")

@@ -146,7 +146,8 @@ def render_chunks(observations: str, now: datetime, *, memo: bool = True, optimi
 
 
 def _raw_tail(unobserved: Sequence[Message]) -> list[ContextMessage]:
-    return [ContextMessage(role=m.role, content=m.content, key=f"msg:{m.id}", created_at=m.created_at) for m in unobserved]
+    return [ContextMessage(role=m.role, content=m.content, key=f"msg:{m.id}", created_at=m.created_at,
+                           tool_calls=m.tool_calls) for m in unobserved]
 
 
 def _continuation(profile: str, folder: str | Path | None) -> ContextMessage:
@@ -175,13 +176,21 @@ def build_actor_context(
     unobserved: Sequence[Message] = (),
     prompts_folder: str | Path | None = None,
     optimize: bool = True,
+    layout: str = "mastra",
 ) -> list[ContextMessage]:
     """The messages om_core adds to the Actor's context, followed by the unobserved raw messages.
 
     `other_conversations` is the already formatted inner content (e.g. `<other-conversation id=…>` blocks).
     With no observations nothing is injected: only the raw messages are returned.
+    `layout` (m31): "mastra" puts the OTHER-conversations block right after the preamble, as Mastra does
+    (mastra-ai/mastra, packages/memory/src/processors/observational-memory/observational-memory.ts,
+    `buildContextSystemMessages`), so any change in another thread rewrites everything after it;
+    "stable_prefix" puts it after the observation chunks and hints, so the observations stay a cacheable
+    prefix while threads interleave. m11 already renders the block after its observations.
     """
     check_profile(profile)
+    if layout not in ("mastra", "stable_prefix"):
+        raise InputError(f"layout must be 'mastra' or 'stable_prefix', got {layout!r}")
     if now.tzinfo is None:
         raise InputError("build_actor_context needs a timezone-aware `now`")
     chunks = render_chunks(observations or "", now, optimize=optimize)
@@ -206,12 +215,14 @@ def build_actor_context(
 
     head = static + "\n\n" + instructions + (f"\n\n{retrieval}" if retrieval else "")
     out = [ContextMessage(role="system", content=head, key="om:preamble")]
-    if other:
+    if other and layout == "mastra":
         out.append(ContextMessage(role="system", content=other, key="om:other"))
     out.append(ContextMessage(role="system", content="<observations>", key="om:open"))
     out += [ContextMessage(role="system", content=c, breakpoint=True, key=f"om:chunk:{i}") for i, c in enumerate(chunks)]
     for key, hint in zip(("om:task", "om:suggested"), hints):
         if hint:
             out.append(ContextMessage(role="system", content=hint, key=key))
+    if other and layout == "stable_prefix":
+        out.append(ContextMessage(role="system", content=other, key="om:other"))
     out[-1] = replace(out[-1], breakpoint=True)  # end of the system block, just before the raw tail
     return [*out, _continuation(profile, prompts_folder), *tail]

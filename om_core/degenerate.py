@@ -1,4 +1,10 @@
-"""Detect model output stuck in a repetition loop (spec §4.4), applied to raw Observer/Reflector output."""
+"""Detect model output stuck in a repetition loop, applied to raw Observer/Reflector output.
+
+Rules from mastra-ai/mastra, packages/memory/src/processors/observational-memory/observer-agent.ts
+(`detectDegenerateRepetition`). One addition: given the `source` the model was asked to compress, a repetition
+rule that the source itself trips does not count against the output (600 identical input lines faithfully
+summarised as 60 identical observations are not a loop).
+"""
 
 from __future__ import annotations
 
@@ -18,6 +24,8 @@ LINE_DUP_RATIO = 0.5
 
 
 def _repeated_windows(text: str) -> bool:
+    if len(text) < MIN_CHARS:
+        return False
     step = max(1, len(text) // SAMPLES)
     seen: set[str] = set()
     total = dup = 0
@@ -46,14 +54,17 @@ def _repeated_lines(lines: list[str]) -> bool:
     return counted >= MIN_LINES and dup / counted > LINE_DUP_RATIO
 
 
-def detect_degenerate_repetition(text: str) -> bool:
-    """True when `text` looks like a repetition loop; short texts (< 2,000 chars) never do."""
+def detect_degenerate_repetition(text: str, source: str | None = None) -> bool:
+    """True when `text` looks like a repetition loop; short texts (< 2,000 chars) never do.
+
+    `source`: the text the model was given to compress (the Observer's message history, the Reflector's
+    observations). A window or line rule that `source` trips as well is taken as faithful repetition."""
     if len(text) < MIN_CHARS:
         return False
-    if _repeated_windows(text):
+    if _repeated_windows(text) and not (source and _repeated_windows(source)):
         return True
     lines = text.split("\n")
     if any(len(line) > MAX_LINE_CHARS for line in lines):
         return True
-    return _repeated_lines(lines)
+    return _repeated_lines(lines) and not (source and _repeated_lines(source.split("\n")))
 

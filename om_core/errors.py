@@ -13,8 +13,9 @@ are one line that names the thing at fault and the fix.
     │   └── FormatVersionError stored OM data (database, `export_state` snapshot) has another format
     │                          version than this om_core reads                                   (also ValueError)
     ├── ModelOutputError       a model's output cannot be used                                          (RuntimeError)
-    │   ├── DegenerateOutputError  the Observer looped (repetition) again after one regeneration
-    │   └── EmptyReflectionError   the Reflector produced nothing for non-empty observations
+    │   └── RejectedOutputError    an output guard refused it after the retries the rules allow (`.reason`)
+    │       ├── DegenerateOutputError  the Observer looped (repetition) again after one regeneration
+    │       └── EmptyReflectionError   the Reflector produced nothing usable for non-empty observations
     └── TokenizerError         the tiktoken encoding is unavailable offline                             (RuntimeError)
 """
 
@@ -28,6 +29,7 @@ __all__ = [
     "InputError",
     "ModelOutputError",
     "OMError",
+    "RejectedOutputError",
     "StorageError",
     "TokenizerError",
 ]
@@ -69,14 +71,34 @@ class ModelOutputError(OMError, RuntimeError):
     """A model's output cannot be used (after the retries the rules allow)."""
 
 
-class DegenerateOutputError(ModelOutputError):
-    """The m31 Observer produced repetition-loop output again after one regeneration (mastra-ai/mastra,
+class RejectedOutputError(ModelOutputError):
+    """An Observer or Reflector output failed an output guard (`om_core.guards`) on every attempt the retry
+    rules allow, so it must not become memory. `reason` is the guard's short reason ("degenerate_repetition",
+    "empty_output", ...); `role` is "observer" or "reflector". The engine catches it: the messages stay
+    unobserved (or the observations unreflected) and the turn records an `observation_rejected` /
+    `reflection_rejected` event instead of failing."""
+
+    def __init__(self, message: str, *, reason: str = "rejected", role: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.role = role
+
+
+class DegenerateOutputError(RejectedOutputError):
+    """The Observer produced repetition-loop output again after one regeneration (mastra-ai/mastra,
     packages/memory/src/processors/observational-memory/observer-runner.ts; the rules of
     `om_core.degenerate.detect_degenerate_repetition`)."""
 
+    def __init__(self, message: str, *, reason: str = "degenerate_repetition", role: str = "observer") -> None:
+        super().__init__(message, reason=reason, role=role)
 
-class EmptyReflectionError(ModelOutputError):
-    """The Reflector produced nothing usable for non-empty observations; committing would erase memory."""
+
+class EmptyReflectionError(RejectedOutputError):
+    """The Reflector produced nothing usable for non-empty observations (every attempt empty or refused by a
+    guard); committing would erase memory."""
+
+    def __init__(self, message: str, *, reason: str = "empty_output", role: str = "reflector") -> None:
+        super().__init__(message, reason=reason, role=role)
 
 
 class TokenizerError(OMError, RuntimeError):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import sys
+from collections import deque
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Callable, Coroutine, Sequence
@@ -27,9 +29,11 @@ from om_core.engine.resource import observe_resource
 from om_core.engine.state import (
     TEMPORAL_MARKER_PREFIX,
     MessageTokens,
+    Rejection,
     ScopeState,
     Status,
     TurnContext,
+    TurnLog,
     has_pending_tool_call,
     retention_tail,
 )
@@ -48,10 +52,11 @@ from om_core.storage.base import Storage
 from om_core.tokens import TokenCounter, default_counter
 from om_core.types import Message
 
-__all__ = ["ObservationalMemory", "TurnContext", "Status"]
+__all__ = ["ObservationalMemory", "TurnContext", "Status", "Rejection"]
 log = logging.getLogger("om_core.memory")
 OTHER_PART_CHARS = 500
 OTHER_MEMO_THREADS = 1024  # formatted OTHER-conversation blocks kept (one per thread)
+REJECTIONS_KEPT = 1000  # newest refused outputs kept in `ObservationalMemory.rejections`
 
 
 class ObservationalMemory:
@@ -61,8 +66,10 @@ class ObservationalMemory:
     `observer` / `reflector` are `ChatModel`s; `counter` counts tokens (default: the shared o200k_base
     counter); `clock` stamps what background work writes (default: the `now` of the turn that started it).
     Turn methods raise `InputError` for messages they cannot store (naive `created_at`, another thread or
-    resource), `StorageError` when storage fails, and `DegenerateOutputError` when a synchronous m31
-    observation loops twice; background failures go to `errors` instead. Docs: docs/om-engine.md.
+    resource) and `StorageError` when storage fails; an error of a model call itself (the provider failed)
+    propagates from a synchronous call. A model output that memory refuses never raises: the messages stay
+    unobserved, memory stays as it was, and the turn's `events` / `rejections` say so (the history is in
+    `rejections`). Background failures go to `errors`. Docs: docs/om-engine.md.
     """
 
     def __init__(self, config: OMConfig, storage: Storage, observer: ChatModel, reflector: ChatModel, *,
@@ -80,17 +87,24 @@ class ObservationalMemory:
         self._other_blocks: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...], str, int]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.errors: list[BaseException] = []  # background failures (logged; a turn never raises them)
+        self.rejections: deque[Rejection] = deque(maxlen=REJECTIONS_KEPT)  # refused outputs, newest last
 
     # ---- public API ------------------------------------------------------------------------------
     async def prepare_turn(self, resource_id: str, thread_id: str, new_messages: Sequence[Message], now: datetime,
                            *, provider: str | None = None) -> TurnContext:
         """Step 0 of a turn: store the input, run activation/reflection/buffering/threshold observation,
-        and return the Actor's context (the new messages come last)."""
+        and return the Actor's context (the new messages come last).
+
+        System messages in `new_messages` are this call's instructions: shown in this turn's context (before
+        the turn's other new messages) but never stored, counted or observed (mastra-ai/mastra,
+        om/observational-memory.ts, `getUnobservedMessages` drops system messages)."""
         cfg = self.config
-        msgs = self._own(new_messages, resource_id, thread_id)
+        own = self._own(new_messages, resource_id, thread_id)
+        system = [m for m in own if m.role == "system"]
+        msgs = [m for m in own if m.role != "system"]
         key = self.key(resource_id, thread_id)
         state = self.scope_state(key)
-        events: list[str] = []
+        events = self._turn_log(state)
         async with state.lock:
             meta = self._ensure_thread(resource_id, thread_id, now)
             gap = self._idle_gap(resource_id, thread_id, msgs, now)
@@ -113,16 +127,18 @@ class ObservationalMemory:
                     gap >= timedelta(milliseconds=cfg.reflection_idle_ms)
                 await maybe_reflect(self, rec, now, events, idle=refl_idle, provider_changed=changed)
                 tail = await self._step(key, state, resource_id, thread_id, now, events, {m.id for m in msgs})
-            return self._render(resource_id, thread_id, now, events, tail=tail)
+            return self._render(resource_id, thread_id, now, events, tail=tail, system=system,
+                                first_new={m.id for m in msgs})
 
     async def finish_turn(self, resource_id: str, thread_id: str, new_messages: Sequence[Message],
                           now: datetime) -> list[str]:
         """After the Actor answered: store its messages; m11 observes here when over the threshold, m31 runs
-        the same per-step checks as `prepare_turn` (buffering, threshold)."""
-        msgs = self._own(new_messages, resource_id, thread_id)
+        the same per-step checks as `prepare_turn` (buffering, threshold). Returns the turn's event names
+        (its refused outputs are in `rejections`). System messages are dropped, as in `prepare_turn`."""
+        msgs = [m for m in self._own(new_messages, resource_id, thread_id) if m.role != "system"]
         key = self.key(resource_id, thread_id)
         state = self.scope_state(key)
-        events: list[str] = []
+        events = self._turn_log(state)
         async with state.lock:
             self._ensure_thread(resource_id, thread_id, now)
             self.storage.add_messages(msgs)
@@ -132,15 +148,40 @@ class ObservationalMemory:
             else:
                 st = self.status(rec, thread_id)
                 if st.pending >= st.threshold and not has_pending_tool_call(st.unobserved):
-                    await self._observe(st, resource_id, thread_id, now, events)
-                    if "observe" in events:
+                    if await self._observe(st, resource_id, thread_id, now, events) or "observe" in events:
                         await maybe_reflect(self, self._head(key, resource_id, thread_id, now), now, events)
-        return events
+        return list(events)
+
+    async def finalize(self, resource_id: str, thread_id: str, now: datetime) -> list[str]:
+        """Observe everything still unobserved in this scope now, whatever the threshold (resource scope: every
+        thread of the resource; buffered chunks are activated first), then reflect if the observations call
+        for it. Mastra's benchmark used such a pass (`finalize()` in mastra-ai/mastra,
+        explorations/longmemeval/src/commands/prepare.ts) for its shortcut config; nothing calls it on its
+        own. `thread_id` is the thread the status is read from (it need not exist). Returns the event names."""
+        await self.wait_idle()
+        key = self.key(resource_id, thread_id)
+        state = self.scope_state(key)
+        events = self._turn_log(state)
+        async with state.lock:
+            rec = self._head(key, resource_id, thread_id, now)
+            st = self.status(rec, thread_id)
+            if st.record.buffered_observation_chunks and activate(self, st, thread_id, now, events, everything=True):
+                st = self.status(self._head(key, resource_id, thread_id, now), thread_id)
+            if st.unobserved or st.others:
+                await self._observe(replace(st, threshold=sys.maxsize), resource_id, thread_id, now, events)
+            if "observe" in events or "activate" in events:
+                await maybe_reflect(self, self._head(key, resource_id, thread_id, now), now, events)
+        return list(events)
+
+    def take_background_events(self, resource_id: str, thread_id: str) -> list[str]:
+        """Event names of background work (buffering, background reflection) of this scope that finished since
+        its last turn; they are also reported with the scope's next turn unless taken here."""
+        return list(self._turn_log(self.scope_state(self.key(resource_id, thread_id))))
 
     async def context(self, resource_id: str, thread_id: str, now: datetime, *,
                       extra_messages: Sequence[Message] = ()) -> TurnContext:
         """Read-only render (e.g. at question time): no model calls, nothing written."""
-        return self._render(resource_id, thread_id, now, [], extra=tuple(extra_messages), write=False)
+        return self._render(resource_id, thread_id, now, None, extra=tuple(extra_messages), write=False)
 
     async def wait_idle(self) -> None:
         """Await every in-flight background operation (buffering, background reflection)."""
@@ -164,7 +205,7 @@ class ObservationalMemory:
     def now(self, default: datetime) -> datetime:
         return self._clock() if self._clock is not None else default
 
-    def spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    def spawn(self, coro: Coroutine[Any, Any, None], key: str | None = None) -> asyncio.Task[None]:
         async def guarded() -> None:
             try:
                 await coro
@@ -172,6 +213,8 @@ class ObservationalMemory:
                 raise
             except Exception as exc:  # background work must never break a turn; storage stays consistent
                 self.record_error(exc)
+                if key is not None:
+                    self.background(key).append("background_error")
 
         task = asyncio.get_running_loop().create_task(guarded())
         self._tasks.add(task)
@@ -182,6 +225,24 @@ class ObservationalMemory:
         log.warning("observational memory background operation failed: %r", exc)
         self.errors.append(exc)
 
+    def background(self, key: str) -> TurnLog:
+        return self.scope_state(key).background
+
+    def reject(self, log_: TurnLog, rejection: Rejection) -> None:
+        log.warning("observational memory %s output %s: %s (threads %s)", rejection.stage,
+                    "committed although flagged" if rejection.committed else "refused", rejection.reason,
+                    ", ".join(rejection.thread_ids) or "-")
+        log_.reject(rejection)
+        self.rejections.append(rejection)
+
+    @staticmethod
+    def _turn_log(state: ScopeState) -> TurnLog:
+        """A new turn's log, starting with what background work of the scope did since the last turn."""
+        events = TurnLog()
+        events.merge(state.background)
+        state.background = TurnLog()
+        return events
+
     def group(self, text: str, messages: Sequence[Message]) -> str:
         return wrap_observation_group(text, messages) if self.config.retrieval.enabled and text.strip() else text
 
@@ -191,12 +252,13 @@ class ObservationalMemory:
         if cfg.scope == "thread":
             skip = set(rec.observed_message_ids)
             unobserved = [m for m in self.storage.list_messages(rec.resource_id, thread_id, after=rec.last_observed_at)
-                          if m.id not in skip]
+                          if m.id not in skip and m.role != "system"]
         else:
             unobserved = []
             with self.storage.reading():  # one read-cache check for all threads
                 for meta in self.storage.list_threads(rec.resource_id):
-                    msgs = self.storage.list_messages(rec.resource_id, meta.thread_id, after=meta.last_observed_at)
+                    msgs = [m for m in self.storage.list_messages(rec.resource_id, meta.thread_id,
+                                                                  after=meta.last_observed_at) if m.role != "system"]
                     if meta.thread_id == thread_id:
                         unobserved = msgs
                     elif msgs:
@@ -239,9 +301,13 @@ class ObservationalMemory:
 
     # ---- turn internals ----------------------------------------------------------------------------
     async def _step(self, key: str, state: ScopeState, resource_id: str, thread_id: str, now: datetime,
-                    events: list[str], keep_ids: set[str]) -> list[Message]:
-        """Every-step checks (spec §2.2 steps 3-5): buffering trigger, then the threshold pipeline.
-        Returns the raw tail of just-observed messages that stays in this turn's context."""
+                    events: TurnLog, keep_ids: set[str]) -> list[Message]:
+        """Every-step checks (Mastra's om/observation-turn/step.ts): buffering trigger, then the threshold
+        pipeline. Returns the raw tail of just-observed messages that stays in this turn's context.
+
+        Beyond Mastra: when activation leaves more than `block_after` tokens pending (a large message arrived
+        while a buffer call ran), the remaining chunks are activated and the rest observed synchronously, so
+        the Actor is never handed a raw tail above `block_after` (docs/om.md, deliberate differences)."""
         st = self.status(self._head(key, resource_id, thread_id, now), thread_id)
         maybe_buffer(self, st, state, now, events)
         if st.pending < st.threshold or has_pending_tool_call(st.unobserved):
@@ -250,22 +316,29 @@ class ObservationalMemory:
         st = self.status(self._head(key, resource_id, thread_id, now), thread_id)
         if st.pending < st.threshold:
             return []
-        if st.record.buffered_observation_chunks and activate(self, st, thread_id, now, events):
-            await maybe_reflect(self, self._head(key, resource_id, thread_id, now), now, events)
-            return []
+        activated = bool(st.record.buffered_observation_chunks) and activate(self, st, thread_id, now, events)
+        if activated:
+            st = self.status(self._head(key, resource_id, thread_id, now), thread_id)
+            block = self.config.block_after_tokens
+            if block is None or st.pending < block or has_pending_tool_call(st.unobserved):
+                await maybe_reflect(self, self._head(key, resource_id, thread_id, now), now, events)
+                return []
+            if st.record.buffered_observation_chunks and activate(self, st, thread_id, now, events, everything=True):
+                st = self.status(self._head(key, resource_id, thread_id, now), thread_id)
         observed = await self._observe(st, resource_id, thread_id, now, events)
-        if "observe" in events:
+        if observed or activated:
             await maybe_reflect(self, self._head(key, resource_id, thread_id, now), now, events)
         return retention_tail(observed, self.config.retention_floor, self.tokens, keep_ids)
 
     async def _observe(self, st: Status, resource_id: str, thread_id: str, now: datetime,
-                       events: list[str]) -> list[Message]:
+                       events: TurnLog) -> list[Message]:
         if self.config.scope == "resource":
             return await observe_resource(self, st, now, events)
         return await observe_thread(self, st, self.storage.get_thread(thread_id), now, events)
 
-    def _render(self, resource_id: str, thread_id: str, now: datetime, events: list[str], *,
-                tail: Sequence[Message] = (), extra: Sequence[Message] = (), write: bool = True) -> TurnContext:
+    def _render(self, resource_id: str, thread_id: str, now: datetime, events: TurnLog | None, *,
+                tail: Sequence[Message] = (), extra: Sequence[Message] = (), write: bool = True,
+                system: Sequence[Message] = (), first_new: set[str] | None = None) -> TurnContext:
         cfg = self.config
         key = self.key(resource_id, thread_id)
         rec = self._head(key, resource_id, thread_id, now) if write else self.storage.get_record(key)
@@ -276,6 +349,9 @@ class ObservationalMemory:
         meta = self.storage.get_thread(thread_id)
         seen = {m.id for m in st.unobserved}
         raw = [m for m in tail if m.id not in seen] + st.unobserved + list(extra)
+        if system:  # this call's system messages, just before its other new messages
+            at = next((i for i, m in enumerate(raw) if first_new and m.id in first_new), len(raw))
+            raw[at:at] = system
         observations = rec.active_observations
         instructions = None
         grouped = False
@@ -289,9 +365,10 @@ class ObservationalMemory:
             current_task=meta.current_task if meta else None,
             suggested_response=meta.suggested_response if meta else None,
             other_conversations=st.other_text or None, retrieval_instructions=instructions, unobserved=raw,
-            prompts_folder=cfg.prompts_folder, optimize=not grouped)
-        return TurnContext(messages=messages, events=events, pending_tokens=st.pending,
-                           observation_tokens=rec.observation_token_count, generation=rec.generation_count)
+            prompts_folder=cfg.prompts_folder, optimize=not grouped, layout=cfg.context_layout)
+        return TurnContext(messages=messages, events=list(events or ()), pending_tokens=st.pending,
+                           observation_tokens=rec.observation_token_count, generation=rec.generation_count,
+                           rejections=list(events.rejections) if events is not None else [])
 
     def _own(self, messages: Sequence[Message], resource_id: str, thread_id: str) -> list[Message]:
         out = []
@@ -331,7 +408,7 @@ class ObservationalMemory:
         return None if last is None else first - last.created_at
 
     def _temporal_marker(self, resource_id: str, thread_id: str, msgs: Sequence[Message],
-                         events: list[str]) -> list[Message]:
+                         events: TurnLog) -> list[Message]:
         """A `<system-reminder>` gap message before user input that follows a pause of ≥ 10 minutes (§5.6)."""
         if not self.config.temporal_markers:
             return []

@@ -120,6 +120,17 @@ def outline_args(args: Any, counter: TokenCounter, max_tokens: int = TOOL_ARGS_M
     return _cap_tokens("\n".join(entries), max_tokens, counter)
 
 
+_REMINDER = re.compile(r"^\s*<system-reminder>(.*?)</system-reminder>\s*$", re.DOTALL)
+
+
+def gap_text(content: str) -> str:
+    """A temporal-gap marker as the Observer sees it: its gap text, without the `<system-reminder>` markup the
+    Actor is shown (mastra-ai/mastra, packages/memory/src/processors/observational-memory/observer-agent.ts,
+    `formatObserverMessage`)."""
+    m = _REMINDER.match(content)
+    return (m.group(1) if m else content).strip()
+
+
 def _cut(text: str, max_chars: int | None) -> str:
     return text if max_chars is None or len(text) <= max_chars else text[:max_chars] + "…"
 
@@ -147,7 +158,7 @@ def _format_m31(messages: Sequence[Message], tz: tzinfo, counter: TokenCounter, 
             return f" ({clock})"
 
         if m.id.startswith(TEMPORAL_GAP_PREFIX):
-            lines.append(m.content)
+            lines.append(gap_text(m.content))
             continue
         if m.content.strip():
             label = "Tool Result" if m.role == "tool" else _ROLE_LABEL.get(m.role, m.role.title())
@@ -177,6 +188,9 @@ def _format_m11(messages: Sequence[Message], tz: tzinfo, max_chars: int | None) 
     blocks: list[str] = []
     for m in messages:
         when = _local(m, tz)
+        if m.id.startswith(TEMPORAL_GAP_PREFIX):  # its gap text on its own, between the message blocks
+            blocks.append(gap_text(m.content))
+            continue
         parts: list[str] = []
         if m.content.strip():
             parts.append(_cut(m.content, max_chars))

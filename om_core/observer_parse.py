@@ -55,6 +55,8 @@ class ObserverOutput:
     suggested_response: str | None = None
     thread_title: str | None = None
     threads: dict[str, ThreadSection] = field(default_factory=dict)
+    # parse_observer_output: the text looped and was emptied; `observe` without the repetition check (m11):
+    # the text looped and was kept, as m11 kept it
     degenerate: bool = False
 
 

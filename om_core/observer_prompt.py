@@ -24,6 +24,7 @@ HISTORY_HEADING = "## New Message History to Observe"
 TASK_HEADING = "## Your Task"
 PREVIOUS_OBSERVATIONS_HEADING = "## Previous Observations"
 PRIOR_METADATA_HEADING = "## Prior Thread Metadata"
+THREAD_METADATA_LABEL = "Thread"  # multi-thread prior metadata: "Thread <id>:" then that thread's hints
 _THREAD_SECTION = re.compile(r'<thread id="([^"]*)">\n(.*?)\n</thread>', re.DOTALL)
 
 _METADATA_LABELS = {
@@ -61,13 +62,27 @@ def build_observer_system_prompt(
     return "\n\n".join(parts)
 
 
+def _metadata_lines(prior: Mapping[str, str] | None) -> list[str]:
+    return [f"- {_METADATA_LABELS.get(k, k)}: {v.strip()}" for k, v in (prior or {}).items() if v and str(v).strip()]
+
+
 def _metadata_block(prior: Mapping[str, str] | None, profile: str, folder: PromptsFolder) -> str | None:
-    lines = [
-        f"- {_METADATA_LABELS.get(k, k)}: {v.strip()}" for k, v in (prior or {}).items() if v and str(v).strip()
-    ]
+    lines = _metadata_lines(prior)
     if not lines:
         return None
     return f"{PRIOR_METADATA_HEADING}\n\n" + load(profile, "observer_prior_metadata", folder) + "\n\n" + "\n".join(lines)
+
+
+def _thread_metadata_block(per_thread: Mapping[str, Mapping[str, str]] | None, profile: str,
+                           folder: PromptsFolder) -> str | None:
+    """Multi-thread batches: each thread's prior hints under its id (mastra-ai/mastra, packages/memory/src/
+    processors/observational-memory/observer-agent.ts, the multi-thread task prompt)."""
+    groups = [f"{THREAD_METADATA_LABEL} {tid}:\n" + "\n".join(lines)
+              for tid, prior in (per_thread or {}).items() if (lines := _metadata_lines(prior))]
+    if not groups:
+        return None
+    intro = load(profile, "observer_prior_metadata_multi", folder)
+    return f"{PRIOR_METADATA_HEADING}\n\n{intro}\n\n" + "\n\n".join(groups)
 
 
 def _history(
@@ -102,6 +117,7 @@ def build_observer_messages(
     messages: Sequence[Message] | None = None,
     threads: Mapping[str, Sequence[Message]] | None = None,
     prior_metadata: Mapping[str, str] | None = None,
+    thread_metadata: Mapping[str, Mapping[str, str]] | None = None,
     buffered: bool = False,
     instruction: str | None = None,
     thread_title: bool = False,
@@ -113,6 +129,8 @@ def build_observer_messages(
 
     m31: [system, task prompt, history]; m11: [system, one message: previous → history → task].
     `prior_metadata` keys current_task / suggested_response / thread_title get labels; others show as is.
+    `thread_metadata` (multi-thread: thread id as shown -> such a mapping) lists each thread's hints under
+    "Thread <id>:" in the same section.
     `buffered` drops the continuation-hint sections and asks for <observations> every time.
     """
     check_profile(profile)
@@ -133,6 +151,9 @@ def build_observer_messages(
     meta = _metadata_block(prior_metadata, profile, prompts_folder)
     if meta:
         context.append(meta)
+    per_thread = _thread_metadata_block(thread_metadata, profile, prompts_folder)
+    if per_thread:
+        context.append(per_thread)
     task = load(profile, "observer_task_multi" if multi else "observer_task", prompts_folder)
     if buffered:
         task += "\n\n" + load(profile, "buffered_note", prompts_folder)

@@ -12,9 +12,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
+from .degenerate import detect_degenerate_repetition
 from .errors import EmptyReflectionError, InputError
+from .guards import Candidate, Guard, first_rejection, reflector_guards
 from .llm import ChatModel
 from .observer_parse import ObserverOutput, parse_observer_output
 from .observer_prompt import observer_instruction_set
@@ -28,6 +30,7 @@ DEFAULT_REFLECTOR_PARAMS: dict[str, Any] = {"temperature": 0}
 REFLECT_HEADING = "## OBSERVATIONS TO REFLECT ON"
 GUIDANCE_HEADING = "## SPECIFIC GUIDANCE"
 OBSERVATIONS_END = "\n\n---\n\n"  # closes the observations block, before the task
+CUSTOM_INSTRUCTIONS_HEADING = "=== CUSTOM INSTRUCTIONS ==="
 
 _GROUP_TAG_LINE = re.compile(r"^[ \t]*</?observation-group\b[^>]*>[ \t]*\n?", re.MULTILINE)
 _GROUP_TAG = re.compile(r"</?observation-group\b[^>]*>")
@@ -39,8 +42,10 @@ class ReflectionResult:
     tokens: int
     levels: list[int] = field(default_factory=list)  # compression level of every call, in order
     over_target: bool = False  # committed although still >= target (ladder or retry exhausted)
-    degenerate_levels: list[int] = field(default_factory=list)
+    degenerate_levels: list[int] = field(default_factory=list)  # levels whose output looped
     suggested_response: str | None = None
+    degenerate: bool = False  # the committed text loops (possible only without the repetition check: m11)
+    rejected: list[tuple[int, str]] = field(default_factory=list)  # (level, guard reason) of refused outputs
 
 
 def compression_start_level(model_name: str) -> int:
@@ -59,19 +64,24 @@ def _check_level(profile: str, level: int) -> None:
         raise InputError(f"compression level must be an integer in 0..{top} for profile {profile!r}, got {level!r}")
 
 
-def build_reflector_system_prompt(profile: str, prompts_folder: str | Path | None = None) -> str:
+def build_reflector_system_prompt(profile: str, prompts_folder: str | Path | None = None, *,
+                                  instruction: str | None = None) -> str:
+    """The Reflector's system prompt; `instruction` (`reflection.instruction`) is appended under
+    `=== CUSTOM INSTRUCTIONS ===` as for the Observer (mastra-ai/mastra, packages/memory/src/processors/
+    observational-memory/reflector-agent.ts)."""
     check_profile(profile)
     instructions = observer_instruction_set(profile, prompts_folder)
-    return "\n\n".join(
-        [
-            load(profile, "reflector_intro", prompts_folder),
-            f"<observational-memory-instruction>\n{instructions}\n</observational-memory-instruction>",
-            load(profile, "reflector_rules", prompts_folder),
-            load(profile, "observer_output", prompts_folder),
-            load(profile, "observer_output_hints", prompts_folder),
-            load(profile, "observer_closing", prompts_folder),
-        ]
-    )
+    parts = [
+        load(profile, "reflector_intro", prompts_folder),
+        f"<observational-memory-instruction>\n{instructions}\n</observational-memory-instruction>",
+        load(profile, "reflector_rules", prompts_folder),
+        load(profile, "observer_output", prompts_folder),
+        load(profile, "observer_output_hints", prompts_folder),
+        load(profile, "observer_closing", prompts_folder),
+    ]
+    if instruction and instruction.strip():
+        parts.append(CUSTOM_INSTRUCTIONS_HEADING + "\n" + instruction.strip())
+    return "\n\n".join(parts)
 
 
 def compression_guidance(profile: str, level: int, prompts_folder: str | Path | None = None) -> str | None:
@@ -90,8 +100,10 @@ def build_reflector_messages(
     buffered: bool = False,
     guidance: str | None = None,
     prompts_folder: str | Path | None = None,
+    instruction: str | None = None,
 ) -> list[dict[str, Any]]:
-    """System prompt + one user message: the observations, the task, optional guidance, level guidance."""
+    """System prompt (+ `instruction`) + one user message: the observations, the task, optional guidance,
+    level guidance."""
     check_profile(profile)
     _check_level(profile, level)
     body = strip_observation_groups(observations).strip()
@@ -104,7 +116,7 @@ def build_reflector_messages(
     if buffered:
         parts.append(load(profile, "buffered_note", prompts_folder))
     return [
-        {"role": "system", "content": build_reflector_system_prompt(profile, prompts_folder)},
+        {"role": "system", "content": build_reflector_system_prompt(profile, prompts_folder, instruction=instruction)},
         {"role": "user", "content": "\n\n".join(parts)},
     ]
 
@@ -132,12 +144,21 @@ def compression_level_in_prompt(text: str, prompts_folder: str | Path | None = N
     return 0
 
 
-async def _call(
-    model: ChatModel, profile: str, observations: str, level: int, params: dict[str, Any], buffered: bool, folder: Any
-) -> ObserverOutput:
-    prompt = build_reflector_messages(profile, observations, level, buffered=buffered, prompts_folder=folder)
+@dataclass
+class _Attempt:
+    out: ObserverOutput
+    reason: str  # "" when every guard accepted the output
+    degenerate: bool
+
+
+async def _call(model: ChatModel, profile: str, observations: str, level: int, params: dict[str, Any],
+                opts: dict[str, Any], guards: Sequence[Guard]) -> _Attempt:
+    prompt = build_reflector_messages(profile, observations, level, **opts)
     completion = await model.complete(prompt, **params)
-    return parse_observer_output(completion.text, check_degenerate=profile == "m31")
+    out = parse_observer_output(completion.text, check_degenerate=False)
+    looped = detect_degenerate_repetition(completion.text, source=observations)
+    reason = first_rejection(guards, Candidate("reflector", profile, completion, out.observations, observations))
+    return _Attempt(out, reason or "", looped)
 
 
 async def reflect(
@@ -152,10 +173,17 @@ async def reflect(
     model_params: dict[str, Any] | None = None,
     buffered: bool = False,
     prompts_folder: str | Path | None = None,
+    instruction: str | None = None,
+    degenerate_check: bool | None = None,
+    guards: Sequence[Guard] | None = None,
 ) -> ReflectionResult:
     """Compress `observations` below `target_tokens` (success is `tokens < target_tokens`).
 
-    Raises EmptyReflectionError when the input is non-empty and no call produced anything non-empty.
+    Every output passes `guards` (default `om_core.guards.reflector_guards(degenerate_check)`: empty output,
+    and the repetition check when `degenerate_check`, on by default for m31, off for m11); a refused output
+    counts as a failed attempt. Without the check an output that loops can be committed (as m11 did) and is
+    flagged `degenerate`. Raises EmptyReflectionError (with the last refusal's `reason`) when the input is
+    non-empty and no attempt was usable.
     """
     check_profile(profile)
     if not isinstance(target_tokens, int) or target_tokens <= 0:
@@ -164,51 +192,60 @@ async def reflect(
     if not observations.strip():
         return ReflectionResult(text="", tokens=0)
     params = {**DEFAULT_REFLECTOR_PARAMS, **(model_params or {}), "role": "reflector"}
-
+    check = profile == "m31" if degenerate_check is None else degenerate_check
+    active = reflector_guards(check) if guards is None else list(guards)
+    opts: dict[str, Any] = {"buffered": buffered, "prompts_folder": prompts_folder, "instruction": instruction}
     levels: list[int] = []
-    if profile == "m11":
-        levels.append(0)
-        out = await _call(model, profile, observations, 0, params, buffered, prompts_folder)
-        best = out if out.observations.strip() else None
-        if best is None or counter.count_string(best.observations) >= target_tokens:
-            levels.append(1)
-            retry = await _call(model, profile, observations, 1, params, buffered, prompts_folder)
-            if retry.observations.strip():
+    looped: list[int] = []
+    rejected: list[tuple[int, str]] = []
+
+    async def attempt(level: int) -> _Attempt:
+        a = await _call(model, profile, observations, level, params, opts, active)
+        levels.append(level)
+        if a.degenerate:
+            looped.append(level)
+        if a.reason:
+            rejected.append((level, a.reason))
+        return a
+
+    if profile == "m11":  # one attempt; one retry with the compression guidance unless under target
+        first = await attempt(0)
+        best = None if first.reason else first
+        if best is None or counter.count_string(best.out.observations) >= target_tokens:
+            retry = await attempt(1)
+            if not retry.reason:
                 best = retry
-        return _commit(best, counter, target_tokens, levels, [])
+        return _commit(best, counter, target_tokens, levels, looped, rejected)
 
     start = compression_start_level(model_name) if start_level is None else start_level
     _check_level(profile, start)
     top = min(MAX_LEVEL, start + LADDER_STEPS)
-    degenerate: list[int] = []
-    last_good: ObserverOutput | None = None
+    last_good: _Attempt | None = None
     for level in range(start, top + 1):
-        out = await _call(model, profile, observations, level, params, buffered, prompts_folder)
-        levels.append(level)
-        if out.degenerate:
-            degenerate.append(level)
-            continue
-        if not out.observations.strip():
-            continue  # an empty rewrite would erase memory: treat like a failure and compress harder
-        last_good = out
-        if counter.count_string(out.observations) < target_tokens:
+        a = await attempt(level)
+        if a.reason:
+            continue  # a refused rewrite (empty, looping...) would erase memory: compress harder instead
+        last_good = a
+        if counter.count_string(a.out.observations) < target_tokens:
             break
-    return _commit(last_good, counter, target_tokens, levels, degenerate)
+    return _commit(last_good, counter, target_tokens, levels, looped, rejected)
 
 
-def _commit(
-    out: ObserverOutput | None, counter: TokenCounter, target: int, levels: list[int], degenerate: list[int]
-) -> ReflectionResult:
-    if out is None:
+def _commit(a: _Attempt | None, counter: TokenCounter, target: int, levels: list[int], looped: list[int],
+            rejected: list[tuple[int, str]]) -> ReflectionResult:
+    if a is None:
+        reason = rejected[-1][1] if rejected else "empty_output"
         raise EmptyReflectionError(
-            f"Reflector produced no usable observations at levels {levels}; refusing to commit an empty reflection"
-        )
-    tokens = counter.count_string(out.observations)
+            f"Reflector produced no usable observations at levels {levels} (last refusal: {reason}); "
+            "refusing to commit an empty reflection", reason=reason)
+    tokens = counter.count_string(a.out.observations)
     return ReflectionResult(
-        text=out.observations,
+        text=a.out.observations,
         tokens=tokens,
         levels=levels,
         over_target=tokens >= target,
-        degenerate_levels=degenerate,
-        suggested_response=out.suggested_response,
+        degenerate_levels=looped,
+        suggested_response=a.out.suggested_response,
+        degenerate=a.degenerate,
+        rejected=rejected,
     )

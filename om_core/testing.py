@@ -8,8 +8,8 @@ conversation. No network, no keys, no LLM: meant for tests, demos and dry runs, 
   and tags kept), so every reflection shrinks the log.
 * `synthetic_turns(n)` gives `(time, user text, assistant text)` for a long deterministic conversation.
 
-Both models are `om_core.ChatModel`s and record each call in `.calls` (params and sizes in characters), so a
-test can assert how often and with what the engine called them:
+Both models are `om_core.ChatModel`s and record each call in `.calls` (the messages sent, params, sizes in
+characters), so a test can assert how often and with what the engine called them:
 
     om = ObservationalMemory(OMConfig(), SQLiteStorage(), ScriptedObserver(), ScriptedReflector())
 """
@@ -103,7 +103,8 @@ class ScriptedObserver:
         out = f"<observations>\n{body}\n</observations>"
         if "Output <observations> every time" not in text and not threads:
             out += "\n<current-task>\nPrimary: continue the conversation\n</current-task>"
-        self.calls.append({"params": params, "history_chars": len(history), "output_chars": len(out)})
+        self.calls.append({"messages": messages, "params": params, "history_chars": len(history),
+                           "output_chars": len(out)})
         return Completion(text=out, usage=Usage(prompt_tokens=len(text) // 4, completion_tokens=len(out) // 4),
                           model="scripted-observer")
 
@@ -142,7 +143,8 @@ class ScriptedReflector:
                 flush()
         flush()
         out = "<observations>\n" + "\n".join(lines) + "\n</observations>"
-        self.calls.append({"params": params, "input_chars": len(body), "output_chars": len(out)})
+        self.calls.append({"messages": messages, "params": params, "input_chars": len(body),
+                           "output_chars": len(out)})
         return Completion(text=out, usage=Usage(prompt_tokens=len(text) // 4, completion_tokens=len(out) // 4),
                           model="scripted-reflector")
 

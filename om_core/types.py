@@ -39,7 +39,8 @@ class ContextMessage:
 
     `breakpoint` marks a natural prompt-cache breakpoint (end of a stable block); `key` is a stable
     identifier of the block (e.g. "om:preamble", "om:chunk:3", "msg:<id>") so callers can tell which
-    parts stayed identical between turns without comparing text.
+    parts stayed identical between turns without comparing text. A raw message keeps its `tool_calls`
+    (arguments and results), which the caller turns into its provider's tool-call format.
     """
 
     role: Role
@@ -47,3 +48,4 @@ class ContextMessage:
     breakpoint: bool = False
     key: str = ""
     created_at: datetime | None = None
+    tool_calls: tuple[ToolCall, ...] = ()

@@ -15,8 +15,9 @@ from typing import Any, Sequence
 
 from om_core.activation import should_buffer
 from om_core.context import message_boundary
-from om_core.engine.state import EngineContext, ScopeState, Status, safe_prefix
-from om_core.observer import observe
+from om_core.engine.state import EngineContext, Rejection, ScopeState, Stage, Status, TurnLog, safe_prefix
+from om_core.errors import RejectedOutputError
+from om_core.observer import ObserverOutput, observe
 from om_core.records import BufferedChunk, OMRecord, ThreadMeta
 from om_core.types import Message
 
@@ -36,7 +37,8 @@ def observer_kwargs(om: EngineContext) -> dict[str, Any]:
     """Keyword arguments of `om_core.observer.observe` from the config (prompt options and model params)."""
     cfg = om.config
     kw = {"tz": om.tz, "counter": om.counter, "instruction": cfg.observation.instruction,
-          "thread_title": cfg.observation.thread_title, "prompts_folder": cfg.prompts_folder}
+          "thread_title": cfg.observation.thread_title, "prompts_folder": cfg.prompts_folder,
+          "degenerate_check": cfg.degenerate_check}
     params: dict[str, Any] = {"temperature": cfg.observation.temperature}
     if cfg.observation.max_output_tokens:
         params["max_tokens"] = cfg.observation.max_output_tokens
@@ -52,7 +54,22 @@ def prior_metadata(meta: ThreadMeta | None) -> dict[str, str]:
     return {k: v for k, v in pairs.items() if v}
 
 
-def maybe_buffer(om: EngineContext, st: Status, state: ScopeState, now: datetime, events: list[str]) -> None:
+async def run_observer(om: EngineContext, log: TurnLog, stage: Stage, key: str, thread_ids: Sequence[str],
+                       now: datetime, **kw: Any) -> ObserverOutput | None:
+    """One Observer call on the rejection path: the output, or None when it was refused after the retries
+    the rules allow (recorded in `log` with its reason; nothing is written). An output committed although it
+    loops (m11 without the repetition check) is recorded too, as `degenerate_observation`."""
+    try:
+        out = await observe(om.observer, om.config.profile, **kw, **observer_kwargs(om))
+    except RejectedOutputError as exc:
+        om.reject(log, Rejection(stage, exc.reason, key, tuple(thread_ids), om.now(now)))
+        return None
+    if out.degenerate:
+        om.reject(log, Rejection(stage, "degenerate_repetition", key, tuple(thread_ids), om.now(now), committed=True))
+    return out
+
+
+def maybe_buffer(om: EngineContext, st: Status, state: ScopeState, now: datetime, events: TurnLog) -> None:
     """Start a background Observer call when pending tokens crossed a buffering interval."""
     bt = om.config.buffer_tokens
     rec = st.record
@@ -71,13 +88,15 @@ def maybe_buffer(om: EngineContext, st: Status, state: ScopeState, now: datetime
     existing = "\n\n".join(t for t in [rec.active_observations, *(c.observations for c in rec.buffered_observation_chunks)]
                            if t.strip())
     events.append("buffer")
-    state.buffer_task = om.spawn(_buffer(om, rec.lookup_key, candidates, existing, st.pending, now))
+    state.buffer_task = om.spawn(_buffer(om, rec.lookup_key, candidates, existing, st.pending, now), rec.lookup_key)
 
 
 async def _buffer(om: EngineContext, key: str, msgs: Sequence[Message], existing: str, pending: int,
                   now: datetime) -> None:
-    out = await observe(om.observer, om.config.profile, existing_observations=existing, messages=list(msgs),
-                        buffered=True, **observer_kwargs(om))
+    out = await run_observer(om, om.background(key), "buffer", key, sorted({m.thread_id or "" for m in msgs}), now,
+                             existing_observations=existing, messages=list(msgs), buffered=True)
+    if out is None:  # refused: no chunk; the messages stay unbuffered and are buffered or observed later
+        return
     text = om.group(out.observations, msgs)
     newest = max(m.created_at for m in msgs)
     cycle = uuid.uuid4().hex
@@ -99,34 +118,40 @@ async def wait_for_buffering(state: ScopeState) -> None:
             pass
 
 
-def activate(om: EngineContext, st: Status, thread_id: str, now: datetime, events: list[str]) -> bool:
-    """Swap a prefix of buffered chunks into the active observations; True when some were activated."""
+def activate(om: EngineContext, st: Status, thread_id: str, now: datetime, events: TurnLog, *,
+             everything: bool = False) -> bool:
+    """Swap a prefix of buffered chunks into the active observations (`everything`: all of them); True when
+    some were activated. The in-process buffering boundary restarts from 0 afterwards, as Mastra clears it
+    (`cleanupStaticMaps` in om/observational-memory.ts); storage shifts the stored one down."""
     cfg = om.config
     rec = st.record
     if not rec.buffered_observation_chunks or cfg.activation_ratio is None:
         return False
     block = cfg.block_after_tokens
     res = om.storage.swap_buffered_to_active(
-        rec.id, activation_ratio=cfg.activation_ratio, threshold=st.threshold, pending_tokens=st.pending,
-        force_max=block is not None and st.pending >= block, now=now, thread_id=thread_id)
+        rec.id, activation_ratio=1.0 if everything else cfg.activation_ratio, threshold=st.threshold,
+        pending_tokens=st.pending, force_max=everything or (block is not None and st.pending >= block), now=now,
+        thread_id=thread_id)
     if res.activated:
         events.append("activate")
-        state = om.scope_state(rec.lookup_key)
-        if res.record is not None and res.record.last_buffered_at_tokens == 0:
-            state.last_boundary = 0  # stale-boundary reset, mirrored in memory
+        om.scope_state(rec.lookup_key).last_boundary = 0
     return res.activated
 
 
 async def observe_thread(om: EngineContext, st: Status, meta: ThreadMeta | None, now: datetime,
-                         events: list[str]) -> list[Message]:
-    """Synchronous observation of all unobserved messages of a thread. Returns what it observed."""
+                         events: TurnLog) -> list[Message]:
+    """Synchronous observation of all unobserved messages of a thread. Returns what it observed (nothing when
+    the Observer's output was refused: the messages stay unobserved and the next step tries again)."""
     rec: OMRecord = st.record
     msgs = list(st.unobserved)
     if not msgs:
         return []
     cfg = om.config
-    out = await observe(om.observer, cfg.profile, existing_observations=rec.active_observations, messages=msgs,
-                        prior_metadata=prior_metadata(meta) if cfg.profile == "m31" else None, **observer_kwargs(om))
+    out = await run_observer(om, events, "observation", rec.lookup_key, [st.thread_id], now,
+                             existing_observations=rec.active_observations, messages=msgs,
+                             prior_metadata=prior_metadata(meta) if cfg.profile == "m31" else None)
+    if out is None:
+        return []
     text = om.group(out.observations, msgs)
     newest = max(msgs, key=lambda m: m.created_at)
     # the boundary carries the newest message time of the observations after it, as Mastra stamps it
@@ -143,5 +168,6 @@ async def observe_thread(om: EngineContext, st: Status, meta: ThreadMeta | None,
         observed_message_ids=[m.id for m in msgs], expected_last_observed_at=rec.last_observed_at, thread_metas=metas)
     if new is None:  # another writer observed meanwhile: its result stands, ours is dropped
         return []
+    om.scope_state(rec.lookup_key).last_boundary = 0  # everything pending was observed: buffering restarts
     events.append("observe")
     return msgs

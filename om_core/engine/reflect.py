@@ -15,11 +15,11 @@ import math
 from datetime import datetime
 from typing import Any
 
-from om_core.engine.state import EngineContext
-from om_core.errors import EmptyReflectionError
+from om_core.engine.state import EngineContext, Rejection, ScopeState, Stage, TurnLog
+from om_core.errors import RejectedOutputError
 from om_core.retrieval import reconcile_reflection_groups
 from om_core.records import OMRecord
-from om_core.reflector import reflect
+from om_core.reflector import ReflectionResult, reflect
 
 log = logging.getLogger("om_core.memory")
 BUFFERED_REFLECTION_WAIT_S = 5.0  # how long a threshold trigger waits for an in-flight background reflection
@@ -38,7 +38,26 @@ def _finish_text(om: EngineContext, text: str, source: str) -> str:
     return reconcile_reflection_groups(text, source) if om.config.retrieval.enabled else text
 
 
-async def maybe_reflect(om: EngineContext, rec: OMRecord, now: datetime, events: list[str], *,
+async def _run_reflector(om: EngineContext, log: TurnLog, stage: Stage, rec: OMRecord, text: str, target: int,
+                         now: datetime, *, buffered: bool = False) -> ReflectionResult | None:
+    """One reflection (ladder or m11 retry) on the rejection path: the result, or None when no output was
+    usable (recorded in `log` with the reason; memory untouched). A committed output that loops (m11 without
+    the repetition check) is recorded as `degenerate_reflection`."""
+    cfg = om.config
+    try:
+        result = await reflect(om.reflector, text, target_tokens=target, profile=cfg.profile,
+                               model_name=cfg.reflector_model, counter=om.counter, model_params=_reflector_params(om),
+                               buffered=buffered, prompts_folder=cfg.prompts_folder,
+                               instruction=cfg.reflection.instruction, degenerate_check=cfg.degenerate_check)
+    except RejectedOutputError as exc:
+        om.reject(log, Rejection(stage, exc.reason, rec.lookup_key, (), om.now(now)))
+        return None
+    if result.degenerate:
+        om.reject(log, Rejection(stage, "degenerate_repetition", rec.lookup_key, (), om.now(now), committed=True))
+    return result
+
+
+async def maybe_reflect(om: EngineContext, rec: OMRecord, now: datetime, events: TurnLog, *,
                         idle: bool = False, provider_changed: bool = False) -> OMRecord:
     """Run whichever reflection step the observation size calls for; returns the (possibly new) head."""
     cfg = om.config
@@ -48,8 +67,7 @@ async def maybe_reflect(om: EngineContext, rec: OMRecord, now: datetime, events:
         return await _sync_reflect(om, rec, now, events) if obs > threshold else rec
     state = om.scope_state(rec.lookup_key)
     ratio = cfg.reflection_buffer_activation
-    if (ratio is not None and obs < threshold and not state.reflecting_busy() and not rec.buffered_reflection
-            and obs >= threshold * ratio):
+    if ratio is not None and obs < threshold and _may_start(state, rec) and obs >= threshold * ratio:
         _start_background(om, rec, now, events)
     idle = idle and cfg.reflection_idle_ms is not None
     provider_changed = provider_changed and cfg.reflection.activate_on_provider_change
@@ -66,16 +84,25 @@ async def maybe_reflect(om: EngineContext, rec: OMRecord, now: datetime, events:
         if rec.buffered_reflection and (obs >= threshold or _worth_activating(om, rec)):
             new = om.storage.swap_buffered_reflection_to_active(rec.id, count_tokens=om.counter.count_string, now=now)
             if new is not None:
+                state.reflection_boundary = None
                 events.append("activate_reflection")
                 return new
     if obs < threshold:
         return rec
     block = cfg.reflection_block_after_tokens
     if block is not None and obs < block:
-        if not state.reflecting_busy() and not rec.buffered_reflection:
+        if _may_start(state, rec):
             _start_background(om, rec, now, events)
         return rec
     return await _sync_reflect(om, rec, now, events)
+
+
+def _may_start(state: ScopeState, rec: OMRecord) -> bool:
+    """A background reflection may start: none running, none buffered, and no boundary recorded
+    (reflector-runner.ts), except that a failed one may be retried once the observations have grown."""
+    if state.reflecting_busy() or rec.buffered_reflection:
+        return False
+    return state.reflection_boundary is None or rec.observation_token_count > state.reflection_boundary
 
 
 def _worth_activating(om: EngineContext, rec: OMRecord) -> bool:
@@ -87,18 +114,14 @@ def _worth_activating(om: EngineContext, rec: OMRecord) -> bool:
     return not (tail < rec.buffered_reflection_tokens or combined < floor)
 
 
-async def _sync_reflect(om: EngineContext, rec: OMRecord, now: datetime, events: list[str]) -> OMRecord:
+async def _sync_reflect(om: EngineContext, rec: OMRecord, now: datetime, events: TurnLog) -> OMRecord:
     state = om.scope_state(rec.lookup_key)
     digest = hash(rec.active_observations)
     if state.suppressed_reflection == digest:  # same text already failed to get under the target
         return rec
-    cfg = om.config
-    try:
-        result = await reflect(om.reflector, rec.active_observations, target_tokens=cfg.reflection.observation_tokens,
-                               profile=cfg.profile, model_name=cfg.reflector_model, counter=om.counter,
-                               model_params=_reflector_params(om), prompts_folder=cfg.prompts_folder)
-    except EmptyReflectionError as exc:
-        om.record_error(exc)
+    result = await _run_reflector(om, events, "reflection", rec, rec.active_observations,
+                                  om.config.reflection.observation_tokens, now)
+    if result is None:  # nothing usable: keep the memory, and do not retry on the same text
         state.suppressed_reflection = digest
         return rec
     text = _finish_text(om, result.text, rec.active_observations)
@@ -106,6 +129,7 @@ async def _sync_reflect(om: EngineContext, rec: OMRecord, now: datetime, events:
     new = om.storage.create_reflection_generation(rec.id, reflection=text, token_count=tokens, now=now)
     if new is None:
         return om.storage.get_record(rec.lookup_key) or rec
+    state.reflection_boundary = None
     if result.over_target:
         state.suppressed_reflection = hash(new.active_observations)
     events.append("reflect")
@@ -131,7 +155,7 @@ def _reflect_slice(lines: list[str], count: int) -> int:
     return n
 
 
-def _start_background(om: EngineContext, rec: OMRecord, now: datetime, events: list[str]) -> None:
+def _start_background(om: EngineContext, rec: OMRecord, now: datetime, events: TurnLog) -> None:
     cfg = om.config
     lines = rec.active_observations.split("\n")
     if not rec.active_observations.strip() or rec.observation_token_count <= 0:
@@ -146,15 +170,16 @@ def _start_background(om: EngineContext, rec: OMRecord, now: datetime, events: l
     target = max(1, round(slice_tokens * 0.75))  # the slice must shrink below 75 % of its size
     events.append("buffer_reflection")
     state = om.scope_state(rec.lookup_key)
-    state.reflect_task = om.spawn(_background(om, rec, "\n".join(lines[:count]), count, slice_tokens, target, now))
+    state.reflection_boundary = rec.observation_token_count  # kept when it fails: no restart at every step
+    state.reflect_task = om.spawn(_background(om, rec, "\n".join(lines[:count]), count, slice_tokens, target, now),
+                                  rec.lookup_key)
 
 
 async def _background(om: EngineContext, rec: OMRecord, text: str, count: int, slice_tokens: int,
                       target: int, now: datetime) -> None:
-    cfg = om.config
-    result = await reflect(om.reflector, text, target_tokens=target, profile=cfg.profile,
-                           model_name=cfg.reflector_model, counter=om.counter, model_params=_reflector_params(om),
-                           buffered=True, prompts_folder=cfg.prompts_folder)
+    result = await _run_reflector(om, om.background(rec.lookup_key), "buffer_reflection", rec, text, target, now, buffered=True)
+    if result is None:
+        return
     out = _finish_text(om, result.text, text)
     tokens = result.tokens if out == result.text else om.counter.count_string(out)
     om.storage.update_buffered_reflection(rec.id, reflection=out, token_count=tokens, input_tokens=slice_tokens,

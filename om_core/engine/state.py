@@ -7,28 +7,85 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
-from typing import Any, Coroutine, Iterable, Protocol, Sequence
+from typing import Any, Coroutine, Iterable, Iterator, Literal, Protocol, Sequence
 
 from om_core.config import OMConfig
 from om_core.llm import ChatModel
 from om_core.records import OMRecord
 from om_core.storage.base import Storage
 from om_core.tokens import CONVERSATION_OVERHEAD, TokenCounter
-from om_core.types import ContextMessage, Message
+from om_core.types import ContextMessage, Message, ToolCall
 
-EVENTS = ("buffer", "activate", "observe", "reflect", "buffer_reflection", "activate_reflection", "temporal_marker")
+EVENTS = ("buffer", "activate", "observe", "reflect", "buffer_reflection", "activate_reflection", "temporal_marker",
+          "observation_rejected", "reflection_rejected", "degenerate_observation", "degenerate_reflection",
+          "background_error")
 TEMPORAL_MARKER_PREFIX = "__temporal_gap_"
+Stage = Literal["observation", "buffer", "reflection", "buffer_reflection"]
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A model output that did not become memory (or, `committed`, became memory although flagged, as m11
+    commits a looping output). `reason` is the guard's ("degenerate_repetition", "empty_output", ...) or the
+    engine's ("missing_thread_section": a multi-thread output had no section for these threads)."""
+
+    stage: Stage
+    reason: str
+    lookup_key: str
+    thread_ids: tuple[str, ...] = ()
+    at: datetime | None = None
+    committed: bool = False
+
+    @property
+    def events(self) -> list[str]:
+        """The event names it shows as: observation_rejected / degenerate_observation (m11, committed);
+        reflection_rejected and/or degenerate_reflection (a looping reflection, refused or committed)."""
+        if self.stage in ("reflection", "buffer_reflection"):
+            loop = ["degenerate_reflection"] if self.reason == "degenerate_repetition" else []
+            return loop + ([] if self.committed else ["reflection_rejected"])
+        return ["degenerate_observation" if self.committed else "observation_rejected"]
+
+
+class TurnLog:
+    """What memory did during one turn (or in the background between turns): event names in order, and the
+    outputs it refused. Behaves like the list of event names for `append`, `in`, iteration and `len`."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+        self.rejections: list[Rejection] = []
+
+    def append(self, event: str) -> None:
+        self.events.append(event)
+
+    def reject(self, r: Rejection) -> None:
+        self.rejections.append(r)
+        self.events += r.events
+
+    def merge(self, other: TurnLog) -> None:
+        self.events += other.events
+        self.rejections += other.rejections
+
+    def __contains__(self, event: object) -> bool:
+        return event in self.events
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.events)
+
+    def __len__(self) -> int:
+        return len(self.events)
 
 
 @dataclass
 class TurnContext:
-    """What the Actor is given this turn, and what memory did while preparing it."""
+    """What the Actor is given this turn, and what memory did while preparing it: `events` (names, in order;
+    docs/om-engine.md lists them) and `rejections` (model outputs memory refused, with their reasons)."""
 
     messages: list[ContextMessage]
     events: list[str]
     pending_tokens: int
     observation_tokens: int
     generation: int
+    rejections: list[Rejection] = field(default_factory=list)
 
 
 @dataclass
@@ -54,6 +111,10 @@ class ScopeState:
     buffer_task: asyncio.Task[None] | None = None
     reflect_task: asyncio.Task[None] | None = None
     suppressed_reflection: int | None = None  # hash of a text whose sync reflection stayed over target
+    # observation tokens when the last background reflection started (Mastra's reflection boundary): no new
+    # background reflection until a new generation, or until the observations grew after a failed one
+    reflection_boundary: int | None = None
+    background: TurnLog = field(default_factory=TurnLog)  # what background work did since the last turn
 
     def buffering_busy(self) -> bool:
         return self.buffer_task is not None and not self.buffer_task.done()
@@ -64,7 +125,7 @@ class ScopeState:
 
 class EngineContext(Protocol):
     """Everything an engine step (observe, activate, reflect, resource observation) may use of the
-    orchestrator; `ObservationalMemory` implements it. Read-only attributes plus five services."""
+    orchestrator; `ObservationalMemory` implements it. Read-only attributes plus a few services."""
 
     @property
     def config(self) -> OMConfig: ...
@@ -91,11 +152,21 @@ class EngineContext(Protocol):
         """The clock for records written by background work (`default`: the starting turn's time)."""
         ...
 
-    def spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        """Run background work that never raises into a turn (failures go to `record_error`)."""
+    def spawn(self, coro: Coroutine[Any, Any, None], key: str | None = None) -> asyncio.Task[None]:
+        """Run background work that never raises into a turn (failures go to `record_error`, and to the
+        background log of scope `key` as `background_error`)."""
         ...
 
     def record_error(self, exc: BaseException) -> None: ...
+
+    def background(self, key: str) -> TurnLog:
+        """Where background work (buffering, background reflection) of a scope logs; reported with that
+        scope's next turn."""
+        ...
+
+    def reject(self, log: TurnLog, rejection: Rejection) -> None:
+        """Record a refused (or flagged) model output in `log` and in the engine's history."""
+        ...
 
     def group(self, text: str, messages: Sequence[Message]) -> str:
         """Wrap fresh observations of `messages` in an observation group when retrieval mode is on."""
@@ -109,14 +180,16 @@ class MessageTokens:
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
-        self._memo: dict[str, tuple[str, float]] = {}
+        self._memo: dict[str, tuple[str, tuple[ToolCall, ...], float]] = {}
 
     def one(self, m: Message) -> float:
+        """Tokens of `m`: its text and its tool calls (name, arguments, full result), with the overheads."""
         hit = self._memo.get(m.id)
-        if hit is not None and (hit[0] is m.content or hit[0] == m.content):
-            return hit[1]
-        n = self.counter.count_message(m.role, m.content)
-        self._memo[m.id] = (m.content, n)
+        if hit is not None and (hit[0] is m.content or hit[0] == m.content) and \
+                (hit[1] is m.tool_calls or hit[1] == m.tool_calls):
+            return hit[2]
+        n = self.counter.count_message(m.role, m.content, m.tool_calls)
+        self._memo[m.id] = (m.content, m.tool_calls, n)
         return n
 
     def total(self, messages: Iterable[Message]) -> int:

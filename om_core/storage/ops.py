@@ -142,17 +142,23 @@ class BaseStorage(ABC):
                                    expected_last_observed_at: datetime | None | object = _KEEP,
                                    thread_metas: Sequence[ThreadMeta] = ()) -> OMRecord | None:
         """Replace the observation text after a synchronous observation; thread metadata (hints, per-thread
-        cursors) is written in the same transaction. Returns None if the head moved on (compare-and-set)."""
+        cursors) is written in the same transaction. Returns None if the head moved on (compare-and-set).
+
+        A synchronous observation covers what was pending, so the stored buffering boundary restarts from 0
+        and a buffered chunk holding any of the observed messages is dropped (activating it later would
+        observe those messages twice)."""
         with self._tx():
             rec = self._current(record_id)
             if rec is None:
                 return None
             if expected_last_observed_at is not _KEEP and rec.last_observed_at != expected_last_observed_at:
                 return None
+            observed = set(observed_message_ids)
+            chunks = tuple(c for c in rec.buffered_observation_chunks if not observed.intersection(c.message_ids))
             new = replace(rec, active_observations=observations, observation_token_count=token_count,
                           total_tokens_observed=rec.total_tokens_observed + token_count, pending_message_tokens=0,
                           last_observed_at=last_observed_at, observed_message_ids=tuple(observed_message_ids),
-                          updated_at=now)
+                          buffered_observation_chunks=chunks, last_buffered_at_tokens=0, updated_at=now)
             self._save_record(new)
             for meta in thread_metas:
                 self._save_thread(meta)
@@ -203,8 +209,11 @@ class BaseStorage(ABC):
             obs_tokens = sum(c.token_count for c in done)
             msg_tokens = sum(c.message_tokens for c in done)
             remaining = max(0, pending - msg_tokens)
-            # stale-boundary reset (spec §2.3): once most pending tokens are gone, buffering restarts from 0
-            boundary_tokens = 0 if remaining < 0.5 * rec.last_buffered_at_tokens else rec.last_buffered_at_tokens
+            # The boundary counts pending tokens, which just dropped by the activated messages: shift it down
+            # with them, so the next interval can be crossed (Mastra keeps it unless the pending count fell
+            # below half of it, its stale-boundary reset, which still applies).
+            shifted = max(0, rec.last_buffered_at_tokens - msg_tokens)
+            boundary_tokens = 0 if remaining < 0.5 * rec.last_buffered_at_tokens else shifted
             new = replace(rec, active_observations=merged, observation_token_count=rec.observation_token_count + obs_tokens,
                           total_tokens_observed=rec.total_tokens_observed + obs_tokens,
                           pending_message_tokens=remaining, last_buffered_at_tokens=boundary_tokens,

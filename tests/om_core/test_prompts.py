@@ -10,7 +10,7 @@ from om_core.types import Message
 SHARED = {
     "observer_intro", "observer_rules", "observer_output", "observer_output_hints", "observer_output_title",
     "observer_guidelines", "observer_single_thread", "observer_multi_thread", "observer_closing",
-    "observer_previous_note", "observer_prior_metadata", "observer_task", "observer_task_multi", "buffered_note",
+    "observer_previous_note", "observer_prior_metadata", "observer_prior_metadata_multi", "observer_task", "observer_task_multi", "buffered_note",
     "reflector_intro", "reflector_rules", "reflector_task", "actor_preamble", "actor_instructions",
     "continuation", "other_conversations",
 }  # fmt: skip

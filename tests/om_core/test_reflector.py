@@ -132,10 +132,19 @@ async def test_m11_no_retry_when_first_attempt_fits():
     assert result.levels == [0] and len(model.calls) == 1
 
 
-async def test_m11_has_no_degenerate_check():
+async def test_m11_has_no_degenerate_check_but_flags_the_loop():
     model = ScriptedModel(lambda level: DEGENERATE)
     result = await reflect(model, INPUT, target_tokens=10_000, profile="m11", counter=COUNTER)
-    assert result.levels == [0] and result.degenerate_levels == [] and "repeated" in result.text
+    # committed as m11 committed it, and flagged so the engine can record it
+    assert result.levels == [0] and "repeated" in result.text
+    assert result.degenerate and result.degenerate_levels == [0] and result.rejected == []
+
+
+async def test_m11_with_the_degenerate_check_refuses_the_loop():
+    model = ScriptedModel(lambda level: DEGENERATE)
+    with pytest.raises(EmptyReflectionError) as err:
+        await reflect(model, INPUT, target_tokens=10_000, profile="m11", counter=COUNTER, degenerate_check=True)
+    assert err.value.reason == "degenerate_repetition" and len(model.calls) == 2  # the attempt and its retry
 
 
 async def test_m11_empty_refused():
