@@ -59,6 +59,7 @@ async def ingest(inst: Instance, env: QuestionEnv) -> dict[str, Any]:
     from bench.ingest import ingest_question
 
     got = await ingest_question(inst, env.strategy, env.gateway, env.counter, env.make_sims())
+    mark_question_memory(got.turns, got.question_prompt)
     return {
         "question_id": inst.question_id,
         "state": got.strategy.state(),
@@ -68,6 +69,20 @@ async def ingest(inst: Instance, env: QuestionEnv) -> dict[str, Any]:
         "question_cache": got.question_cache,
         "question_time": got.question_time.isoformat(),
     }
+
+
+QUESTION_MEMORY_EMPTY = "question_memory_empty"  # event: the question was answered with an empty memory
+
+
+def mark_question_memory(turns: list[dict[str, Any]], prompt: Prompt) -> None:
+    """What memory did when the question prompt was rendered (a finalize pass: its events) and whether it was
+    empty (`question_memory_empty`) go to the last turn's events, the row the question follows, so the results
+    keep a per-question flag the summary can warn about."""
+    extra = list(prompt.meta.get("events") or [])
+    if prompt.meta.get("memory_empty"):
+        extra.append(QUESTION_MEMORY_EMPTY)
+    if extra and turns:
+        turns[-1]["events"] = [*turns[-1].get("events", []), *extra]
 
 
 async def process_question(inst: Instance, env: QuestionEnv) -> QuestionResult:

@@ -115,9 +115,30 @@ def column_names(keys: list[str], strategies: list[str], names: list[str], datas
     return dict(zip(keys, keys))
 
 
+def empty_memory_warnings(db_path: str | Path, run_keys: list[str] | None = None) -> list[str]:
+    """One line per run with questions answered while memory held nothing (event `question_memory_empty`,
+    set by bench.runner.question.mark_question_memory)."""
+    from bench.runner.question import QUESTION_MEMORY_EMPTY
+    from bench.store import Results
+
+    with Results(db_path) as res:
+        turns, runs = res.turns(), res.headline(run_keys)
+    out = []
+    for h in runs.itertuples():
+        t = turns[turns.run_key == h.run_key]
+        flagged = t[t.events.fillna("").str.split(",").apply(lambda e: QUESTION_MEMORY_EMPTY in e)]
+        n, total = flagged.question_id.nunique(), t.question_id.nunique()
+        if n:
+            out.append(f"warning: {h.name}: {n} of {total} questions were answered with an empty memory (nothing "
+                       "observed before the question; strategies.om.params.finalize=true observes what is left)")
+    return out
+
+
 def print_summary(db_path: str | Path, run_keys: list[str] | None, n_dataset: int | None = None, split: str | None = None) -> None:
     rows, profiles = summary_rows(db_path, run_keys)
     table = per_type_table(db_path, run_keys)
     if table:
         print(table + "\n")
     print(format_summary(rows, profiles, n_dataset, split))
+    for line in empty_memory_warnings(db_path, run_keys):
+        print(line)

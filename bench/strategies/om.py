@@ -6,11 +6,18 @@ turn `prepare_turn` with the user message gives the Actor's context (prompt = sy
 keys and breakpoints kept); `finish_turn` then stores the assistant reply. At question time `context` on a
 new thread renders memory with relative dates computed against the question date (never the wall clock),
 followed by `Current Date: …\nQuestion: …`. With `await_background` (default) every turn waits for the
-engine's background work, so a replay is deterministic.
+engine's background work, so a replay is deterministic, and what that work did (including refused outputs:
+`observation_rejected`, `reflection_rejected`, `degenerate_reflection`...) is reported in the turn's events.
+
+Beyond Mastra's replay (both off by default): `finalize` observes whatever is still unobserved before the
+question (Mastra's benchmark had such a pass only in its shortcut config), and `context_layout:
+stable_prefix` moves the OTHER-conversations block after the observations (om_core docs/om.md). The question
+prompt's meta says whether memory was empty (`memory_empty`) and what the finalize pass did (`events`).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -39,6 +46,9 @@ class OMParams:
     storage: Literal["sqlite", "memory"] = "sqlite"
     storage_path: str = ":memory:"  # a file keeps the store for inspection; "{resource}" = the resource id
     question_thread: str = "question"  # the new thread the question is asked in (Mastra: eval_<qid>_<ts>)
+    finalize: bool = False  # observe everything still unobserved before the question (om_core finalize())
+    context_layout: Literal["mastra", "stable_prefix"] = "mastra"  # stable_prefix: OTHER block after observations
+    degenerate_guard: bool | None = None  # None: the profile's rule (m31 checks for loops, m11 does not)
     observation: dict[str, Any] | None = None  # further OMConfig.observation knobs
     reflection: dict[str, Any] | None = None  # further OMConfig.reflection knobs
     config: dict[str, Any] | None = None  # further top-level OMConfig knobs (temporal_markers, activate_after_idle, ...)
@@ -61,6 +71,8 @@ def om_config_dict(p: OMParams, actor_model: str, observer_model: str | None = N
         "scope": p.scope,
         "obscure_thread_ids": p.obscure_thread_ids,
         "actor_model": actor_model,
+        "context_layout": p.context_layout,
+        "degenerate_guard": p.degenerate_guard,
         **(p.config or {}),
         "observation": obs,
         "reflection": refl,
@@ -128,6 +140,7 @@ class OMStrategy(StrategyBase):
             result.events.extend(await self.memory.finish_turn(rid, tid, [reply], turn.assistant_at))
         if self.p.await_background:
             await self.memory.wait_idle()
+            result.events.extend(self.memory.take_background_events(rid, tid))
         return result
 
     async def question_prompt(self, question: str, question_date: datetime, question_date_str: str) -> Prompt:
@@ -136,8 +149,16 @@ class OMStrategy(StrategyBase):
         # not counted: rendering the question is read-only and may be repeated
         text = question_text(question, question_date_str)
         q = Message(f"{tid}-0", "user", text, now, thread_id=tid, resource_id=self.ctx.resource_id)
+        events: list[str] = []
+        if self.p.finalize:  # writes memory once; a repeated call finds nothing left to observe
+            threads = [tid] if self.config.scope == "resource" else list(self._counts)
+            for t in threads:
+                events += await self.memory.finalize(self.ctx.resource_id, t, now)
         tc = await self.memory.context(self.ctx.resource_id, tid, now, extra_messages=(q,))
-        return self._prompt(tc.messages, q)
+        prompt = self._prompt(tc.messages, q)
+        prompt.meta.update(memory_empty=tc.observation_tokens == 0, observation_tokens=tc.observation_tokens,
+                           events=events)
+        return prompt
 
     def state(self) -> dict[str, Any]:
         return {"om": self.storage.export_state(self.ctx.resource_id), "counts": dict(self._counts)}
@@ -157,7 +178,7 @@ class OMStrategy(StrategyBase):
         d = asdict(config)
         d.pop("actor_model")
         return {"config": d, "idle_ms": config.idle_ms, "reflection_idle_ms": config.reflection_idle_ms,
-                "await_background": p.await_background, "question_thread": p.question_thread}
+                "await_background": p.await_background, "question_thread": p.question_thread, "finalize": p.finalize}
 
     # ---- rendering --------------------------------------------------------------------------------------
     def _prompt(self, messages: list[ContextMessage], new: Message) -> Prompt:
@@ -166,10 +187,19 @@ class OMStrategy(StrategyBase):
         segs = system_segments(self.ctx.system_prompt)
         get = self._segs.get
         for i, m in enumerate(messages):
-            segs.append(get(m.role, m.content, m.key or f"om:{i}", m.breakpoint, len(segs)))
+            segs.append(get(m.role, _text(m), m.key or f"om:{i}", m.breakpoint, len(segs)))
         if not messages or messages[-1].content != new.content:
             # engines that leave the new message to the caller
             segs.append(get("user", new.content, f"msg:{new.id}", False, len(segs)))
         last = segs[-1]  # the engine's breakpoints, plus the last message (moved each turn)
         segs[-1] = get(last.role, last.text, last.key, True, last.message_index)
         return Prompt(segments=segs)
+
+
+def _text(m: ContextMessage) -> str:
+    """A context message as prompt text: its content, then its tool calls (arguments and results) as JSON, so an
+    exchange with tools is counted and cached like the tokens it would send."""
+    if not m.tool_calls:
+        return m.content
+    calls = [{"id": c.id, "name": c.name, "args": c.args, "state": c.state, "result": c.result} for c in m.tool_calls]
+    return (m.content + "\n" if m.content else "") + json.dumps(calls, ensure_ascii=False, default=str)
