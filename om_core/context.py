@@ -226,3 +226,40 @@ def build_actor_context(
         out.append(ContextMessage(role="system", content=other, key="om:other"))
     out[-1] = replace(out[-1], breakpoint=True)  # end of the system block, just before the raw tail
     return [*out, _continuation(profile, prompts_folder), *tail]
+
+
+OBSERVATIONS_CLOSE = "\n</observations>"
+_PREFIX_SEP = "\x1e"  # between messages in `memory_prefix` (never in message text)
+
+
+def memory_prefix(messages: Sequence[ContextMessage]) -> str:
+    """The Actor context from its first message through the end of the observations, as one string (each
+    message as `role`, a unit separator, its content; m11: its one system message cut before
+    `</observations>`). "" when no observations were injected.
+
+    While memory only appends (new chunks, new lines), this text of one render is an exact prefix of the next
+    render's: the part a provider's prefix cache can reuse. What breaks it is a reflection (rewrite), a new
+    day in the relative dates, or a changing block placed before the observations."""
+    parts: list[str] = []
+    last_chunk = max((i for i, m in enumerate(messages) if m.key.startswith("om:chunk:")), default=-1)
+    for i, m in enumerate(messages):
+        if m.key == "om:system":
+            cut = m.content.rfind(OBSERVATIONS_CLOSE)
+            return _PREFIX_SEP.join([*parts, f"{m.role}\x1f{m.content[:cut] if cut >= 0 else m.content}"])
+        if i > last_chunk:
+            break
+        parts.append(f"{m.role}\x1f{m.content}")
+    return _PREFIX_SEP.join(parts) if last_chunk >= 0 else ""
+
+
+def prefix_stability(renders: Sequence[Sequence[ContextMessage]]) -> tuple[int, int]:
+    """(kept, pairs): over consecutive renders whose first one has observations, how many kept that render's
+    `memory_prefix` as an exact prefix of the next one's."""
+    kept = pairs = 0
+    for a, b in zip(renders, renders[1:]):
+        pa = memory_prefix(a)
+        if not pa:
+            continue
+        pairs += 1
+        kept += memory_prefix(b).startswith(pa)
+    return kept, pairs
