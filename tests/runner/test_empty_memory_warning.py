@@ -9,7 +9,7 @@ import pytest
 from bench.runner.app import run_job
 from bench.runner.summary import empty_memory_warnings
 from bench.store import Results
-from tests.runner.helpers import compose_cfg
+from tests.helpers.runner import compose_cfg
 
 
 @pytest.mark.slow
