@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:  # the same names as _EXPORTS, for type checkers and IDEs
     from om_core.config import ObservationConfig, OMConfig, ReflectionConfig, RetrievalConfig
     from om_core.context import build_actor_context
-    from om_core.engine.state import TurnContext
+    from om_core.engine.state import Rejection, TurnContext
     from om_core.errors import (
         ConfigError,
         DegenerateOutputError,
@@ -46,6 +46,7 @@ _EXPORTS: dict[str, str] = {
     # the engine
     "ObservationalMemory": "om_core.memory",
     "TurnContext": "om_core.engine.state",
+    "Rejection": "om_core.engine.state",
     # configuration
     "OMConfig": "om_core.config",
     "ObservationConfig": "om_core.config",
@@ -94,7 +95,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [  # written out for static tools; tests check it equals _EXPORTS and the TYPE_CHECKING imports
     "__version__",
-    "ObservationalMemory", "TurnContext",
+    "ObservationalMemory", "TurnContext", "Rejection",
     "OMConfig", "ObservationConfig", "ReflectionConfig", "RetrievalConfig",
     "Message", "ToolCall", "ContextMessage", "Role", "OMRecord", "ThreadMeta", "BufferedChunk",
     "ChatModel", "Completion", "Usage", "TokenCounter", "default_counter",
