@@ -24,6 +24,7 @@ from om_core.config import OMConfig
 from om_core.context import build_actor_context
 from om_core.dates import temporal_gap_marker, temporal_gap_text
 from om_core.engine.observe import activate, maybe_buffer, observe_thread, wait_for_buffering
+from om_core.engine.others import OtherConversations
 from om_core.engine.reflect import maybe_reflect
 from om_core.engine.resource import observe_resource
 from om_core.engine.state import (
@@ -39,7 +40,6 @@ from om_core.engine.state import (
 )
 from om_core.errors import InputError
 from om_core.llm import ChatModel
-from om_core.observer import format_messages
 from om_core.retrieval import (
     parse_observation_groups,
     render_observation_groups,
@@ -47,15 +47,12 @@ from om_core.retrieval import (
     wrap_observation_group,
 )
 from om_core.records import OMRecord, ThreadMeta, iso, lookup_key
-from om_core.scopes import other_conversations_block
 from om_core.storage.base import Storage
 from om_core.tokens import TokenCounter, default_counter
 from om_core.types import Message
 
 __all__ = ["ObservationalMemory", "TurnContext", "Status", "Rejection"]
 log = logging.getLogger("om_core.memory")
-OTHER_PART_CHARS = 500
-OTHER_MEMO_THREADS = 1024  # formatted OTHER-conversation blocks kept (one per thread)
 REJECTIONS_KEPT = 1000  # newest refused outputs kept in `ObservationalMemory.rejections`
 
 
@@ -83,8 +80,7 @@ class ObservationalMemory:
         self.tz = ZoneInfo(config.timezone)
         self._clock = clock
         self._scopes: dict[str, ScopeState] = {}
-        self._other_memo: dict[tuple[str | None, str], tuple[tuple[Message, ...], str]] = {}
-        self._other_blocks: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...], str, int]] = {}
+        self._others = OtherConversations(config.profile, self.tz, self.counter, config.obscure_thread_ids)
         self._tasks: set[asyncio.Task[None]] = set()
         self.errors: list[BaseException] = []  # background failures (logged; a turn never raises them)
         self.rejections: deque[Rejection] = deque(maxlen=REJECTIONS_KEPT)  # refused outputs, newest last
@@ -263,41 +259,11 @@ class ObservationalMemory:
                         unobserved = msgs
                     elif msgs:
                         others[meta.thread_id] = msgs
-        other_text, other_tokens = self._other_context(rec.resource_id, thread_id, others)
+        other_text, other_tokens = self._others.block(rec.resource_id, thread_id, others)
         pending = self.tokens.total(unobserved) + other_tokens
         threshold = dynamic_threshold(cfg.observation.message_tokens, cfg.reflection.observation_tokens,
                                       rec.observation_token_count, cfg.share_token_budget)
         return Status(rec, thread_id, unobserved, others, other_text, pending, threshold)
-
-    def _other_context(self, resource_id: str, thread_id: str, others: dict[str, list[Message]]) -> tuple[str, int]:
-        """The OTHER-conversations block and its token count; reused while every thread's text is unchanged."""
-        if not others:
-            return "", 0
-        texts = tuple(self._format_other(ms) for ms in others.values())
-        key = (resource_id, thread_id)
-        hit = self._other_blocks.get(key)
-        if hit is not None and hit[0] == tuple(others) and all(a is b for a, b in zip(hit[1], texts, strict=True)):
-            return hit[2], hit[3]
-        by_thread = dict(zip(others, texts))
-        text = other_conversations_block(others, lambda ms: by_thread[ms[0].thread_id or ""],
-                                         self.config.obscure_thread_ids)
-        if len(self._other_blocks) >= OTHER_MEMO_THREADS:
-            self._other_blocks.clear()
-        self._other_blocks[key] = (tuple(others), texts, text, self.counter.count_string(text))
-        return text, self._other_blocks[key][3]
-
-    def _format_other(self, msgs: Sequence[Message]) -> str:
-        """Another thread's unobserved messages as shown to the Actor; memoised while they are unchanged."""
-        key = (msgs[0].thread_id, msgs[0].id)
-        hit = self._other_memo.get(key)
-        if hit is not None and hit[0] == tuple(msgs):  # identical objects compare without field checks
-            return hit[1]
-        text = format_messages(msgs, self.config.profile, tz=self.tz, counter=self.counter,
-                               max_part_chars=OTHER_PART_CHARS)
-        if len(self._other_memo) >= OTHER_MEMO_THREADS:
-            self._other_memo.clear()
-        self._other_memo[key] = (tuple(msgs), text)
-        return text
 
     # ---- turn internals ----------------------------------------------------------------------------
     async def _step(self, key: str, state: ScopeState, resource_id: str, thread_id: str, now: datetime,
