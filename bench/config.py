@@ -78,6 +78,7 @@ class JudgeCfg:
     source: str = "builtin"
     official_repo: Optional[str] = None
     repeats: int = 1
+    second_model: Optional[str] = None  # judge every question again with this model (agreement, Cohen's kappa)
 
 
 @dataclass
@@ -87,6 +88,7 @@ class RunCfg:
     progress: str = "auto"
     checkpoints: bool = True
     fail_fast: bool = False
+    max_usd: Optional[float] = None  # stop scheduling questions before this job's spend would pass it
 
 
 @dataclass
@@ -98,6 +100,8 @@ class OutputCfg:
     response_cache_policy: str = "rw"
     report: bool = True
     report_dir: str = "results/report"
+    report_profile: str = "openai"  # the cache profile the summary and the report's cache figures use
+    store_prompts: str = "question"  # none | question (question-time calls) | all (also every replay call; large)
 
 
 @dataclass
@@ -163,6 +167,10 @@ def validate(cfg: Any) -> RootCfg:
         raise ConfigError("run.concurrency must be ≥ 1")
     if root.run.progress not in ("auto", "rich", "log", "off"):
         raise ConfigError(f"run.progress={root.run.progress!r}: use auto, rich, log or off")
+    if root.run.max_usd is not None and root.run.max_usd <= 0:
+        raise ConfigError(f"run.max_usd={root.run.max_usd}: give a positive dollar amount, or null for no cap")
+    if root.output.store_prompts not in ("none", "question", "all"):
+        raise ConfigError(f"output.store_prompts={root.output.store_prompts!r}: use none, question or all")
     return root
 
 

@@ -145,17 +145,18 @@ class Ingestion:
 
 
 async def ingest_question(inst: Instance, spec: StrategySpec, models: ModelSource, counter: TokenCounter,
-                          sims: Mapping[str, CacheSimulator]) -> Ingestion:
+                          sims: Mapping[str, CacheSimulator], *, keep_messages: bool = False) -> Ingestion:
     """Replay `inst`'s haystack through a fresh instance of `spec` and render the question-time prompt.
 
     `sims` should be fresh (one question's caches). Model calls go through `models`; a failed call raises
-    its error (bench.gateway.GatewayError), a bad strategy param a ConfigError."""
+    its error (bench.gateway.GatewayError), a bad strategy param a ConfigError. `keep_messages` keeps every
+    replay call's messages and reply on its record (output.store_prompts=all; large)."""
     settings = spec.settings
     strategy = spec.build(strategy_context(spec, models, counter, opaque_resource_id(inst)))
     view = inst.oracle_view() if spec.cls.uses_oracle_view else inst.view()
     timeline = build_timeline(view, turn_offset_s=settings.turn_offset_s)
     replay = await replay_question(strategy, timeline, sims, actor_model=settings.actor_model,
-                                   think_time_s=settings.think_time_s)
+                                   think_time_s=settings.think_time_s, keep_messages=keep_messages)
     q_t = question_time(timeline, inst.question_date, settings.think_time_s)
     prompt, cache, late = await question_call(strategy, inst.question, inst.question_date, inst.question_date_str,
                                               sims, settings.actor_model, q_t)
@@ -204,12 +205,13 @@ def simulate_background(
         if rec.messages:  # embeddings carry no chat messages: nothing a prefix cache would see
             rec.cache = observe_all(sims, t, messages_prompt(rec.messages), rec.model, rec.role)
         if not keep_messages:
-            rec.messages = None  # prompts of background calls are large; the store never keeps them
+            rec.messages = rec.response = None  # background prompts are large: kept only when asked for
 
 
-def actor_record(prompt: Prompt, model: str, t: datetime, cache: CacheByProfile) -> CallRecord:
+def actor_record(prompt: Prompt, model: str, t: datetime, cache: CacheByProfile, *,
+                 keep_messages: bool = False) -> CallRecord:
     return CallRecord(role=Role.ACTOR.value, model=model, prompt_tokens=prompt.token_count, sim_time=t, simulated=True,
-                      cache=cache)
+                      cache=cache, messages=prompt.to_messages() if keep_messages else None)
 
 
 async def replay_question(
@@ -241,8 +243,10 @@ async def replay_question(
                 "cache": {},
             }
             if result.prompt is not None:
+                meta = result.prompt.meta  # the memory/raw split, where the strategy reports it
+                row.update({k: meta[k] for k in ("memory_tokens", "raw_tokens", "generation") if k in meta})
                 cache = observe_all(sims, t_actor, result.prompt, actor_model, Role.ACTOR.value)
-                rec = actor_record(result.prompt, actor_model, t_actor, cache)
+                rec = actor_record(result.prompt, actor_model, t_actor, cache, keep_messages=keep_messages)
                 row["prompt_tokens"] = rec.prompt_tokens
                 row["cache"] = cache
                 calls.append(rec)

@@ -27,7 +27,10 @@ class CallRecord:
     error: str | None = None
     sim_time: datetime | None = None  # the replay clock when the call was issued
     simulated: bool = False  # True for Actor prompts rendered during replay (no real call made)
-    messages: list[dict[str, Any]] | None = None  # request messages (for cache simulation); not persisted
+    # request messages (for cache simulation) and the reply text: stored (compressed) for question-time calls,
+    # and for replay calls only with output.store_prompts=all
+    messages: list[dict[str, Any]] | None = None
+    response: str | None = None
     # per cache profile: {"openai": {"cached": n, "prefill": n, "write": n, "cost_usd": x}, ...}
     cache: dict[str, dict[str, float]] = field(default_factory=dict)
 

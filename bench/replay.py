@@ -21,6 +21,7 @@ class ReplayTurn:
     assistant_at: datetime
     first_in_session: bool
     session_date_str: str = ""  # the session's stamp as in the file ("2023/05/30 (Tue) 23:40")
+    user_turn: int | None = None  # position of the user message in its session's turns (the dataset's index)
 
     @property
     def date_str(self) -> str:
@@ -57,13 +58,13 @@ def build_timeline(view: InstanceView, turn_offset_s: float = 5.0) -> list[Repla
         i = 0
         while i < len(msgs):
             k, t = msgs[i]
-            user = asst = None
+            user = asst = user_turn = None
             u_at = a_at = stamp(base + k * step)
             if t.role == "assistant":
                 asst = t.content
                 i += 1
             else:
-                user = t.content
+                user, user_turn = t.content, k
                 i += 1
                 if i < len(msgs) and msgs[i][1].role == "assistant":
                     k2, t2 = msgs[i]
@@ -82,6 +83,7 @@ def build_timeline(view: InstanceView, turn_offset_s: float = 5.0) -> list[Repla
                     assistant_at=a_at,
                     first_in_session=first,
                     session_date_str=sess.date_str,
+                    user_turn=user_turn,
                 )
             )
             first = False

@@ -50,7 +50,9 @@ class Judge:
         official_repo: Path | str | None = None,
         repeats: int = 1,
         model_name: str = OFFICIAL_JUDGE,
+        role: str = "judge",
     ) -> None:
+        """`role` labels its calls (`second_judge` for judge.second_model, so cost and latency tell them apart)."""
         if repeats < 1:
             raise ValueError(f"judge repeats must be >= 1, got {repeats}")
         self.model = model
@@ -58,6 +60,7 @@ class Judge:
         self.templates = load_templates(source, official_repo)
         self.repeats = repeats
         self.model_name = model_name
+        self.role = role
 
     def prompt(self, question_id: str, question_type: str, question: str, answer: str | int, hypothesis: str) -> tuple[str, str]:
         name = template_name(question_id, question_type)
@@ -72,7 +75,7 @@ class Judge:
         results: list[tuple[str, bool]] = []
         completions: list[Completion] = []
         for _ in range(self.repeats):
-            c = await self.model.complete(messages, temperature=0, max_tokens=10, role="judge")
+            c = await self.model.complete(messages, temperature=0, max_tokens=10, role=self.role)
             raw = c.text.strip()
             results.append((raw, parse_official(raw)))
             completions.append(c)

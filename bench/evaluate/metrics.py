@@ -51,12 +51,17 @@ class Metrics:
 
 
 def wilson(correct: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    """Wilson score interval of correct/n (statsmodels), as (low, high) with 0 <= low <= correct/n <= high <= 1.
+
+    Floating point puts the bound of 0/n a hair above 0 and of n/n a hair below 1 (a negative error bar, which
+    matplotlib refuses): the bounds are clamped to the proportion and to [0, 1]. (nan, nan) for n = 0."""
     if n == 0:
         return float("nan"), float("nan")
     from statsmodels.stats.proportion import proportion_confint
 
     lo, hi = proportion_confint(correct, n, alpha=alpha, method="wilson")
-    return float(lo), float(hi)
+    p = correct / n
+    return max(0.0, min(float(lo), p)), min(1.0, max(float(hi), p))
 
 
 def make_acc(labels: Iterable[bool]) -> Acc:
@@ -178,3 +183,59 @@ def paired_compare(
         ci_low=float(lo),
         ci_high=float(hi),
     )
+
+
+# --- judge agreement --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Two judges' verdicts on the same questions."""
+
+    n: int  # questions both judged
+    rate: float  # share of questions with the same verdict
+    kappa: float  # Cohen's kappa (nan when undefined: both judges gave one verdict throughout)
+    disagree_ids: tuple[str, ...]  # question ids with different verdicts, sorted
+
+
+def judge_agreement(a: Mapping[str, bool], b: Mapping[str, bool]) -> Agreement:
+    """Agreement rate and Cohen's kappa (statsmodels `cohens_kappa` on the 2x2 table) over the ids both judged.
+    Raises ValueError when they share none."""
+    import warnings
+
+    import numpy as np
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    ids = sorted(set(a) & set(b))
+    if not ids:
+        raise ValueError("the two judges share no judged question ids")
+    table = np.zeros((2, 2))
+    for i in ids:
+        table[int(bool(a[i])), int(bool(b[i]))] += 1
+    with warnings.catch_warnings():  # a one-verdict table divides 0 by 0: kappa is undefined (nan)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        kappa = float(cohens_kappa(table).kappa)
+    disagree = tuple(i for i in ids if bool(a[i]) != bool(b[i]))
+    return Agreement(n=len(ids), rate=1 - len(disagree) / len(ids), kappa=kappa, disagree_ids=disagree)
+
+
+@dataclass(frozen=True)
+class SelfConsistency:
+    """One judge asked several times (judge.repeats) about the same questions."""
+
+    n: int  # questions with more than one repeat
+    unanimous: float  # share of those whose repeats all agree
+    mean_agreement: float  # mean share of repeats agreeing with the majority verdict
+    split_ids: tuple[str, ...]  # questions whose repeats disagree
+
+
+def self_consistency(repeats: Mapping[str, Iterable[bool]]) -> SelfConsistency | None:
+    """From question id -> the labels of its repeats; None when no question has two or more."""
+    multi = {q: [bool(x) for x in ls] for q, ls in repeats.items()}
+    multi = {q: ls for q, ls in multi.items() if len(ls) > 1}
+    if not multi:
+        return None
+    agree = {q: max(sum(ls), len(ls) - sum(ls)) / len(ls) for q, ls in multi.items()}
+    split = tuple(sorted(q for q, v in agree.items() if v < 1))
+    return SelfConsistency(n=len(multi), unanimous=1 - len(split) / len(multi),
+                           mean_agreement=sum(agree.values()) / len(agree), split_ids=split)

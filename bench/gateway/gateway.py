@@ -289,7 +289,7 @@ class Gateway:
             role=p.label, model=p.model, prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
             cached_tokens_reported=u.cached_tokens, cache_write_tokens_reported=u.cache_write_tokens,
             cost_usd=entry.cost_usd, latency_s=latency, response_cache_hit=hit, retries=retries,
-            messages=messages,
+            messages=messages, response=entry.text,
         ))
         meta: dict[str, Any] = {
             "cost_usd": entry.cost_usd,  # list cost of the response (the original call's, on a cache hit)

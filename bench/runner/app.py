@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any, cast
 
 from bench.config import RootCfg, validate
+from bench.runner.budget import Budget
 from bench.runner.experiment import RunOutcome, load_data, make_gateway, run_strategy
 from bench.runner.progress import Progress
+from bench.runner.runlog import log_config
 from bench.store.contract import ResultSink
 
 
@@ -31,6 +33,7 @@ def run_job(cfg: Any) -> list[RunOutcome]:
     raw: dict[str, Any] = dict(cfg) if isinstance(cfg, dict) else cast(dict[str, Any], OmegaConf.to_container(cfg, resolve=True))
     raw.pop("hydra", None)
     root = validate(raw)
+    log_config(raw)
     if root.dry_run:
         from bench.runner.dryrun import dry_run
 
@@ -58,10 +61,11 @@ async def _run(root: RootCfg, raw: dict[str, Any], multirun: bool, job_dir: Path
     gateway = make_gateway(root)
     sink = open_sink(root, multirun, job_dir)
     outcomes: list[RunOutcome] = []
+    budget = Budget(root.run.max_usd)  # run.max_usd caps the whole job, every strategy together
     try:
         with Progress(root.run.progress, profile=_headline_profile(root)) as progress:
             for strategy in root.run_strategies:
-                outcomes.append(await run_strategy(root, ds, strategy, sink, gateway, raw, progress))
+                outcomes.append(await run_strategy(root, ds, strategy, sink, gateway, raw, progress, budget=budget))
     finally:
         await gateway.aclose()
         sink.close()
@@ -71,14 +75,15 @@ async def _run(root: RootCfg, raw: dict[str, Any], multirun: bool, job_dir: Path
     if not multirun:
         from bench.runner.summary import print_summary
 
-        print_summary(root.output.db, [o.run_key for o in outcomes], n_dataset=len(ds.instances), split=ds.split)
+        print_summary(root.output.db, [o.run_key for o in outcomes], n_dataset=len(ds.instances), split=ds.split,
+                      profile=root.output.report_profile)
         if root.output.report:
-            from bench.report import build_report
+            from bench.report import write_report
 
-            build_report(root.output.db, root.output.report_dir)
-            print(f"report: {Path(root.output.report_dir) / 'report.md'}")
+            write_report(root.output.db, root.output.report_dir, profile=root.output.report_profile)
     return outcomes
 
 
 def _headline_profile(root: RootCfg) -> str:
-    return "openai" if "openai" in root.cachesim.profiles else (root.cachesim.profiles[0] if root.cachesim.profiles else "")
+    want = root.output.report_profile
+    return want if want in root.cachesim.profiles else (root.cachesim.profiles[0] if root.cachesim.profiles else "")

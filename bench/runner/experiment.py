@@ -12,12 +12,15 @@ from bench.data.dataset import Dataset
 from bench.data.schema import Instance
 from bench.ingest import cache_pricing, cache_simulators, configured_strategy
 from bench.roles import Role
+from bench.runner.budget import Budget
 from bench.runner.checkpoint import CheckpointStore
 from bench.runner.keys import ingest_key, run_key
 from bench.runner.manifest import build_manifest
 from bench.runner.progress import Progress
 from bench.runner.question import QuestionEnv, process_question
-from bench.store.contract import ResultSink
+from bench.store.contract import QuestionResult, ResultSink
+
+SECOND_JUDGE = "second_judge"  # the gateway role of judge.second_model
 
 if TYPE_CHECKING:  # the gateway imports litellm: load it only when a run starts
     from bench.gateway import Gateway
@@ -33,6 +36,7 @@ class RunOutcome:
     skipped: int
     failed: int
     errors: list[str] = field(default_factory=list)
+    not_started: int = 0  # questions left out because run.max_usd was reached
 
 
 def load_data(cfg: RootCfg) -> Dataset:
@@ -60,6 +64,10 @@ def make_gateway(cfg: RootCfg, *, offline_roles: bool = False) -> Gateway:
         if offline_roles and not model.startswith("offline/"):
             model = r.offline_model
         roles[r.value] = RoleModel(model=model, params=dict(rm.params) if not offline_roles else {})
+    if cfg.judge.second_model:  # judge.second_model: its own role, so its calls are told apart
+        second = cfg.judge.second_model
+        roles[SECOND_JUDGE] = RoleModel(model=Role.JUDGE.offline_model if offline_roles and not second.startswith(
+            "offline/") else second, params=dict(cfg.model.judge.params) if not offline_roles else {})
     policy = cast("CachePolicy", cfg.output.response_cache_policy)  # validated with the config
     if policy != "off":
         Path(cfg.output.response_cache).parent.mkdir(parents=True, exist_ok=True)
@@ -80,8 +88,12 @@ def make_gateway(cfg: RootCfg, *, offline_roles: bool = False) -> Gateway:
 
 
 async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSink, gateway: Gateway,
-                       raw_cfg: dict[str, Any], progress: Progress, *, dry_run: bool = False) -> RunOutcome:
-    """Compute the questions of `ds` the sink has not stored (or stored with an error) and write each one."""
+                       raw_cfg: dict[str, Any], progress: Progress, *, dry_run: bool = False,
+                       budget: Budget | None = None) -> RunOutcome:
+    """Compute the questions of `ds` the sink has not stored (or stored with an error) and write each one.
+
+    `budget` (one per job, shared by its strategies; default: a fresh one from run.max_usd) stops scheduling
+    questions at the cap: the run is left `stopped` and the next run of the same command continues it."""
     from bench.evaluate.judge import Judge
     from om_core.tokens import default_counter
 
@@ -102,7 +114,10 @@ async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSin
         make_sims=cache_simulators(cfg.cachesim.profiles, cfg.cachesim.params),
         pricing=cache_pricing(cfg.cachesim.profiles, cfg.cachesim.params),
         judge_model_name=cfg.model.judge.model,
+        second_judge=Judge(gateway.model(SECOND_JUDGE), source=cfg.judge.source, official_repo=cfg.judge.official_repo,
+                           model_name=cfg.judge.second_model, role=SECOND_JUDGE) if cfg.judge.second_model else None,
     )
+    budget = budget or Budget(cfg.run.max_usd)
     out = RunOutcome(key, strategy, len(ds.instances), 0, len(ds.instances) - len(todo), 0)
     progress.start_run(strategy, total=len(ds.instances), done=out.skipped)
     queue: asyncio.Queue[Instance] = asyncio.Queue()
@@ -111,11 +126,15 @@ async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSin
 
     async def worker() -> None:
         # a fixed pool of workers pulls questions: bounded concurrency, no coroutine per question
-        while True:
+        while not queue.empty():
+            if not await budget.acquire():
+                return
             try:
                 inst = queue.get_nowait()
             except asyncio.QueueEmpty:
+                budget.release(None)
                 return
+            res: QuestionResult | None = None
             try:
                 res = await process_question(inst, env)
             except Exception as exc:  # one question's failure never stops the run
@@ -125,12 +144,18 @@ async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSin
                 out.errors.append(f"{inst.question_id}: {type(exc).__name__}: {exc}")
                 progress.advance(strategy, failed=True)
                 continue
+            finally:
+                budget.release(res)
             # the store is synchronous: one transaction per question, written from the event loop thread
             sink.write_question(key, res, replace=inst.question_id in retry)
             out.computed += 1
             progress.advance(strategy, result=res)
 
     await asyncio.gather(*(worker() for _ in range(min(cfg.run.concurrency, max(1, len(todo))))))
-    sink.finish_run(key)
+    out.not_started = queue.qsize()
+    sink.finish_run(key, status="stopped" if out.not_started else "finished")
     progress.end_run(strategy)
+    if out.not_started and not budget.announced:
+        budget.announced = True
+        progress.note(budget.stop_line(out.not_started))
     return out

@@ -1,15 +1,21 @@
-"""Live progress per run: questions done of total, calls, tokens, dollars and cache hit rate so far, ETA.
-A rich bar on a terminal; sparse log lines in CI or when output is not a TTY; nothing with mode 'off'."""
+"""Live progress per run: questions done of total, elapsed time and ETA, billed tokens and dollars (real calls
+this command paid for) apart from simulated tokens (Actor prompts measured during replay, never sent), retries
+and the cache hit rate of one profile. A rich bar on a terminal; sparse log lines in CI or when output is not a
+TTY; nothing with mode 'off'. Notes (the budget stop) always print, and go to the run log."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.runner.budget import billed_calls
 from bench.store.contract import QuestionResult
+
+log = logging.getLogger("bench.run")
 
 
 @dataclass
@@ -17,9 +23,10 @@ class _Tally:
     total: int = 0
     done: int = 0
     failed: int = 0
-    calls: int = 0
-    tokens: int = 0
-    cost: float = 0.0
+    billed_tokens: int = 0  # prompt + completion tokens of calls paid for now
+    cost: float = 0.0  # USD of those calls
+    simulated_tokens: int = 0  # Actor prompt tokens measured during replay (never sent)
+    retries: int = 0
     cached: float = 0.0
     prompt: float = 0.0
     started: float = field(default_factory=time.monotonic)
@@ -35,6 +42,19 @@ def resolve_mode(mode: str) -> str:
     return "rich"
 
 
+def tokens(n: float) -> str:
+    """A token count in 5 characters or fewer: 950, 12.3k, 5.9M."""
+    for unit, div in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= div:
+            return f"{n / div:.1f}{unit}"
+    return f"{n:.0f}"
+
+
+def duration(s: float) -> str:
+    s = int(round(s))
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else (f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s")
+
+
 class Progress:
     def __init__(self, mode: str = "auto", profile: str = "openai") -> None:
         self.mode = resolve_mode(mode)
@@ -45,11 +65,19 @@ class Progress:
 
     def __enter__(self) -> "Progress":
         if self.mode == "rich":
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+            from rich.progress import Progress as RichProgress
 
             self._rich = RichProgress(
-                TextColumn("[bold]{task.description:<13}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[stats]}"), TimeRemainingColumn(), transient=False,
+                TextColumn("[bold]{task.description:<13}"), BarColumn(bar_width=24), MofNCompleteColumn(),
+                TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[stats]}"),
+                transient=False,
             )
             self._rich.__enter__()
         return self
@@ -73,37 +101,56 @@ class Progress:
         if failed:
             t.failed += 1
         if result is not None:
+            for c in billed_calls(result):
+                t.billed_tokens += c.prompt_tokens + c.completion_tokens
+                t.cost += c.cost_usd or 0.0
+                t.retries += c.retries
             for c in result.calls:
-                t.calls += 0 if c.simulated else 1
-                t.tokens += c.prompt_tokens + c.completion_tokens
-                t.cost += c.cost_usd
+                if c.simulated:
+                    t.simulated_tokens += c.prompt_tokens
                 if c.role == "actor":
                     prof = c.cache.get(self.profile)
                     if prof:
                         t.cached += float(prof.get("cached", 0))
                         t.prompt += c.prompt_tokens
-        stats = self._stats(t)
+        stats = self.stats(t)
         if self._rich is not None:
             self._rich.update(self._tasks[name], completed=t.done, stats=stats)
         elif self.mode == "log":
             step = max(1, t.total // 10)
             if t.done == t.total or t.done // step != t.last_log:
                 t.last_log = t.done // step
-                print(f"[{name}] {t.done}/{t.total} {stats} eta {self._eta(t)}", file=sys.stderr, flush=True)
+                elapsed = time.monotonic() - t.started
+                print(f"[{name}] {t.done}/{t.total} elapsed {duration(elapsed)} eta {self._eta(t)} {stats}",
+                      file=sys.stderr, flush=True)
 
     def end_run(self, name: str) -> None:
         t = self._tallies.get(name)
-        if t and self.mode == "log":
-            print(f"[{name}] finished: {t.computed} computed, {t.failed} failed", file=sys.stderr, flush=True)
+        if t is None:
+            return
+        line = (f"[{name}] finished: {t.computed} computed, {t.failed} failed in "
+                f"{duration(time.monotonic() - t.started)}; {self.stats(t)}")
+        log.info(line)
+        if self.mode == "log":
+            print(line, file=sys.stderr, flush=True)
 
-    def _stats(self, t: _Tally) -> str:
+    def note(self, text: str) -> None:
+        """A line the user must see whatever the mode (the budget stop); also written to the run log."""
+        log.warning(text)
+        if self._rich is not None:
+            self._rich.console.print(text, markup=False)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
+    def stats(self, t: _Tally) -> str:
         hit = f"{t.cached / t.prompt:.0%}" if t.prompt else "n/a"
         fail = f" failed {t.failed}" if t.failed else ""
-        return f"calls {t.calls} tok {t.tokens:,} ${t.cost:.4f} {self.profile}-hit {hit}{fail}"
+        return (f"billed {tokens(t.billed_tokens)} tok ${t.cost:.4f} | simulated {tokens(t.simulated_tokens)} tok | "
+                f"retries {t.retries} | {self.profile}-hit {hit}{fail}")
 
     @staticmethod
     def _eta(t: _Tally) -> str:
         if not t.computed:
             return "?"
         rate = (time.monotonic() - t.started) / t.computed
-        return f"{rate * (t.total - t.done):.0f}s"
+        return duration(rate * (t.total - t.done))

@@ -3,11 +3,12 @@ answer with the Actor, judge, and return the `QuestionResult` the store writes i
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from bench.config import RootCfg
 from bench.data.schema import Instance
+from bench.evaluate.retrieval import retrieval_rows
 from bench.prompt import Prompt
 from bench.records import CallRecord, collect_calls
 from bench.roles import Role
@@ -36,6 +37,7 @@ class QuestionEnv:
     make_sims: Callable[[], dict[str, CacheSimulator]]
     pricing: CachePricing  # prices the simulated caches for the models of this run
     judge_model_name: str
+    second_judge: Judge | None = None  # judge.second_model: every question judged again, for agreement
 
 
 def call_row(rec: CallRecord, idx: int, phase: str) -> dict[str, Any]:
@@ -58,7 +60,8 @@ async def ingest(inst: Instance, env: QuestionEnv) -> dict[str, Any]:
     checkpoint payload."""
     from bench.ingest import ingest_question
 
-    got = await ingest_question(inst, env.strategy, env.gateway, env.counter, env.make_sims())
+    got = await ingest_question(inst, env.strategy, env.gateway, env.counter, env.make_sims(),
+                                keep_messages=env.cfg.output.store_prompts == "all")
     mark_question_memory(got.turns, got.question_prompt)
     return {
         "question_id": inst.question_id,
@@ -101,6 +104,7 @@ async def process_question(inst: Instance, env: QuestionEnv) -> QuestionResult:
     error: str | None = None
     hypothesis = ""
     judgment: Judgment | None = None
+    second: Judgment | None = None
     with collect_calls() as answer_calls:
         try:
             hypothesis, _ = await answer_call(
@@ -116,18 +120,34 @@ async def process_question(inst: Instance, env: QuestionEnv) -> QuestionResult:
                 )
             except GatewayError as exc:
                 error = f"judge: {exc}"
+        if error is None and env.second_judge is not None:
+            try:
+                second = await env.second_judge.judge(
+                    inst.question_id, inst.question_type, inst.question, inst.answer, hypothesis
+                )
+            except GatewayError as exc:
+                error = f"second judge: {exc}"
 
+    keep = cfg.output.store_prompts != "none"  # question-time prompts and replies are kept unless turned off
     calls = [CallRow.from_dict(priced_call(c, env.pricing, cfg.model.actor.model)) for c in payload["calls"]]
     for rec in answer_calls:
         if rec.role == "actor" and not rec.cache:
             rec.cache = payload.get("question_cache") or {}
         rec.cache = env.pricing.priced(rec.cache, rec.model)
+        if not keep:
+            rec.messages = rec.response = None
         calls.append(CallRow.from_record(rec, len(calls), "answer" if rec.role == "actor" else "judge"))
+    sample = sample_row(inst, env, calls, hypothesis, judgment, error, restored)
+    if second is not None:
+        sample = replace(sample, label_second=bool(second.label), judge_second_raw=second.raw,
+                         judge_second_model=env.cfg.judge.second_model)
     return QuestionResult(
-        sample=sample_row(inst, env, calls, hypothesis, judgment, error, restored),
+        sample=sample,
         calls=calls,
         turns=[TurnRow.from_dict(t) for t in payload["turns"]],
         judgments=judgment_rows(judgment, env.judge_model_name),
+        memory=env.strategy.cls.memory_view(payload.get("state") or {}),
+        retrieval=retrieval_rows(inst, qprompt.meta),
     )
 
 
@@ -156,6 +176,9 @@ def sample_row(inst: Instance, env: QuestionEnv, calls: list[CallRow], hypothesi
         cost_usd=float(sum(c.cost_usd or 0.0 for c in calls)),
         error=error,
         checkpoint_restored=restored,
+        question=inst.question,
+        gold_answer=str(inst.answer),
+        question_date=inst.question_date_str,
     )
 
 

@@ -5,8 +5,10 @@ from bench.store.contract import (
     FORMAT_VERSION,
     CallRow,
     JudgmentRow,
+    MemoryRow,
     QuestionResult,
     ResultSink,
+    RetrievalRow,
     RunManifest,
     SampleRow,
     TurnRow,
@@ -16,6 +18,7 @@ from bench.store.shards import ShardWriter, SweepSink, merge_shards
 from bench.store.writer import Store
 
 __all__ = [
-    "FORMAT_VERSION", "CallRow", "JudgmentRow", "QuestionResult", "ResultSink", "RunManifest", "SampleRow",
+    "FORMAT_VERSION", "CallRow", "JudgmentRow", "MemoryRow", "QuestionResult", "ResultSink", "RetrievalRow",
+    "RunManifest", "SampleRow",
     "TurnRow", "Results", "Store", "ShardWriter", "SweepSink", "merge_shards",
 ]

@@ -20,7 +20,10 @@ from typing import Any, Mapping, Protocol, Sequence
 from bench.records import CallRecord
 
 # 1: runs.format_version, samples.checkpoint_restored; provenance columns filled (before: no version, "format 0").
-FORMAT_VERSION = 1
+# 2: samples keep the question, gold answer and a second judge's verdict; turns the memory/raw split of the Actor
+#    prompt; new tables call_texts (compressed prompts and responses), memory (question-time memory) and
+#    retrieval (recall@k of retrieving strategies).
+FORMAT_VERSION = 2
 
 # Per cache profile: {"cached": tokens, "prefill": tokens, "write": tokens, "cost_usd": USD} (as the simulators give)
 CacheByProfile = Mapping[str, Mapping[str, float]]
@@ -70,6 +73,12 @@ class SampleRow:
     error: str | None = None  # set when a call failed after its retries: the next run retries the question
     checkpoint_restored: bool | None = None  # True when ingestion came from a checkpoint, not a replay
     answered_at: datetime | None = None  # None: now, on write
+    question: str | None = None  # the question text, as asked
+    gold_answer: str | None = None  # the dataset's answer (an int answer as text); never shown to the system
+    question_date: str | None = None  # as in the file ("2023/05/30 (Tue) 23:40")
+    label_second: bool | None = None  # the second judge's verdict (judge.second_model), None without one
+    judge_second_raw: str | None = None
+    judge_second_model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -92,16 +101,21 @@ class CallRow:
     error: str | None = None
     sim_time: datetime | None = None  # the replay clock when the call was issued
     cache: CacheByProfile = field(default_factory=dict)
+    # the request and the reply as text (`call_texts`, stored compressed); None when not kept
+    messages: Sequence[Mapping[str, Any]] | None = None
+    response: str | None = None
 
     @classmethod
     def from_record(cls, rec: CallRecord, idx: int, phase: str | None = None) -> CallRow:
-        """The row of a gateway/replay `CallRecord`; phase defaults to what the role implies."""
+        """The row of a gateway/replay `CallRecord`; phase defaults to what the role implies. Its messages and
+        response come along when the record kept them."""
         return cls(
             call_idx=idx, role=rec.role, model=rec.model, phase=phase or phase_of(rec.role, rec.simulated),
             simulated=rec.simulated, prompt_tokens=rec.prompt_tokens, completion_tokens=rec.completion_tokens,
             cached_reported=rec.cached_tokens_reported, cache_write_reported=rec.cache_write_tokens_reported,
             cost_usd=rec.cost_usd, latency_s=rec.latency_s, response_cache_hit=rec.response_cache_hit,
             retries=rec.retries, error=rec.error, sim_time=rec.sim_time, cache=dict(rec.cache),
+            messages=list(rec.messages) if rec.messages is not None else None, response=rec.response,
         )
 
     @classmethod
@@ -124,6 +138,11 @@ class TurnRow:
     sim_time: datetime | None = None
     prompt_tokens: int | None = None
     events: tuple[str, ...] = ()  # memory events of the turn: observe, reflect, activate, compact, ...
+    # the prompt split, as the strategy reports it (Prompt.meta): tokens of its memory block (OM's observation
+    # log) and of raw conversation messages; the memory's generation (OM: reflections so far). None: not reported
+    memory_tokens: int | None = None
+    raw_tokens: int | None = None
+    generation: int | None = None
     cache: CacheByProfile = field(default_factory=dict)
 
     @classmethod
@@ -132,8 +151,9 @@ class TurnRow:
         ev = d.get("events") or ()
         events = tuple(e for e in ev.split(",") if e) if isinstance(ev, str) else tuple(map(str, ev))
         return cls(turn=int(d["turn"]), sim_time=parse_time(d.get("sim_time")),
-                   prompt_tokens=None if d.get("prompt_tokens") is None else int(d["prompt_tokens"]),
-                   events=events, cache=d.get("cache") or {})
+                   prompt_tokens=_opt_int(d.get("prompt_tokens")), events=events,
+                   memory_tokens=_opt_int(d.get("memory_tokens")), raw_tokens=_opt_int(d.get("raw_tokens")),
+                   generation=_opt_int(d.get("generation")), cache=d.get("cache") or {})
 
 
 @dataclass(frozen=True)
@@ -147,6 +167,33 @@ class JudgmentRow:
 
 
 @dataclass(frozen=True)
+class MemoryRow:
+    """One row of `memory` (less run_key, question_id): one item of the memory the question was answered from,
+    as the strategy's `memory_view` reads its state (OM: the active observation log, earlier reflections,
+    buffered chunks)."""
+
+    item_idx: int
+    kind: str  # observations | reflection | buffered | summary | ...
+    text: str
+    generation: int | None = None
+    tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class RetrievalRow:
+    """One row of `retrieval` (less run_key, question_id): LongMemEval's retrieval metrics at one k and level,
+    computed by the harness from the ids a retrieving strategy reported (src/retrieval/eval_utils.py)."""
+
+    level: str  # session | turn | turn_session (turn results mapped to sessions)
+    k: int
+    recall_any: float
+    recall_all: float
+    ndcg_any: float
+    n_gold: int = 0  # gold items in the corpus
+    n_retrieved: int = 0  # items the strategy retrieved (its top_k, or fewer)
+
+
+@dataclass(frozen=True)
 class QuestionResult:
     """Everything one question writes, in one transaction (or one set of shard files)."""
 
@@ -154,6 +201,8 @@ class QuestionResult:
     calls: Sequence[CallRow] = ()
     turns: Sequence[TurnRow] = ()
     judgments: Sequence[JudgmentRow] = ()
+    memory: Sequence[MemoryRow] = ()
+    retrieval: Sequence[RetrievalRow] = ()
 
     @property
     def question_id(self) -> str:
@@ -181,7 +230,7 @@ class ResultSink(Protocol):
 
 
 def phase_of(role: str, simulated: bool) -> str:
-    if role == "judge":
+    if role in ("judge", "second_judge"):
         return "judge"
     return "answer" if role in ("actor", "reader") and not simulated else "ingest"
 
@@ -192,6 +241,10 @@ def parse_time(v: Any) -> datetime | None:
         return None
     t = v if isinstance(v, datetime) else datetime.fromisoformat(str(v))
     return t.replace(tzinfo=None)
+
+
+def _opt_int(v: Any) -> int | None:
+    return None if v is None else int(v)
 
 
 def _known(cls: type, m: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,8 +13,9 @@ from typing import Any, Self
 
 import pandas as pd
 
-from bench.store.contract import FORMAT_VERSION, RunManifest, SampleRow
+from bench.store.contract import FORMAT_VERSION, MemoryRow, RunManifest, SampleRow
 from bench.store.db import Connection, connect, sql
+from bench.store.texts import unpack, unpack_messages
 
 
 class Results:
@@ -84,9 +85,97 @@ class Results:
         return self._df("SELECT r.name, r.strategy, r.dataset_name, r.dataset_sha256, a.* FROM v_accuracy_by_type a "
                         "JOIN runs r USING (run_key) ORDER BY r.name, r.strategy, r.dataset_name, a.question_type")
 
-    def turns(self) -> pd.DataFrame:
-        return self._df("SELECT run_key, question_id, turn, prompt_tokens, events FROM turns "
-                        "ORDER BY run_key, question_id, turn")
+    def turns(self, run_key: str | None = None, question_id: str | None = None) -> pd.DataFrame:
+        """Per replayed turn: Actor prompt tokens, its memory/raw split and generation (when the strategy
+        reports them), and the memory events (comma-separated)."""
+        where, params = _where(run_key=run_key, question_id=question_id)
+        return self._df("SELECT run_key, question_id, turn, prompt_tokens, memory_tokens, raw_tokens, generation, "
+                        f"events FROM turns {where} ORDER BY run_key, question_id, turn", params)
+
+    def event_counts(self) -> pd.DataFrame:
+        """Memory events per run: how many turns recorded each event (observe, reflect, buffer, activate,
+        compact, retrieve, ... whatever the strategies report) and over how many questions."""
+        return self._df("SELECT run_key, event, count(*) AS n_turns, count(DISTINCT question_id) AS n_questions "
+                        "FROM (SELECT run_key, question_id, unnest(string_split(events, ',')) AS event FROM turns "
+                        "WHERE events IS NOT NULL AND events <> '') GROUP BY ALL ORDER BY run_key, event")
+
+    # --- calls per role ---------------------------------------------------------------------------------
+
+    def latency_by_role(self) -> pd.DataFrame:
+        """Per run and role: real calls answered by the provider (no response-cache hit, no error) and their
+        latency p50/p95 in seconds."""
+        return self._df(
+            "SELECT run_key, role, count(*) AS n_calls, quantile_cont(latency_s, 0.5) AS p50_s, "
+            "quantile_cont(latency_s, 0.95) AS p95_s FROM calls WHERE NOT coalesce(simulated, false) "
+            "AND NOT coalesce(response_cache_hit, false) AND error IS NULL GROUP BY ALL ORDER BY run_key, role")
+
+    def cost_by_role(self) -> pd.DataFrame:
+        """Per run and role: real calls, their tokens and list cost in USD (response-cache hits count at the
+        original call's price), and retries."""
+        return self._df(
+            "SELECT run_key, role, count(*) AS n_calls, sum(prompt_tokens)::BIGINT AS prompt_tokens, "
+            "sum(completion_tokens)::BIGINT AS completion_tokens, sum(cost_usd) AS cost_usd, "
+            "sum(retries)::BIGINT AS retries, count(*) FILTER (WHERE response_cache_hit) AS response_cache_hits "
+            "FROM calls WHERE NOT coalesce(simulated, false) GROUP BY ALL ORDER BY run_key, role")
+
+    # --- judges and retrieval ---------------------------------------------------------------------------
+
+    def judge_labels(self) -> pd.DataFrame:
+        """Per judged question: the primary verdict, the second judge's (NULL without one) and its model."""
+        return self._df("SELECT run_key, question_id, label, label_second, judge_model, judge_second_model "
+                        "FROM samples WHERE label IS NOT NULL ORDER BY run_key, question_id")
+
+    def judgment_repeats(self) -> pd.DataFrame:
+        """Every judge repeat (judge.repeats > 1 gives several per question)."""
+        return self._df("SELECT run_key, question_id, repeat_idx, label FROM judgments "
+                        "ORDER BY run_key, question_id, repeat_idx")
+
+    def retrieval(self) -> pd.DataFrame:
+        """Per run, level and k: LongMemEval's retrieval metrics averaged over the questions that have them."""
+        return self._df("SELECT run_key, level, k, count(*) AS n_questions, avg(recall_any) AS recall_any, "
+                        "avg(recall_all) AS recall_all, avg(ndcg_any) AS ndcg_any FROM retrieval "
+                        "GROUP BY ALL ORDER BY run_key, level, k")
+
+    # --- one question (the viewer) ----------------------------------------------------------------------
+
+    def question_calls(self, run_key: str, question_id: str) -> pd.DataFrame:
+        """The question's calls in issue order, with per-profile cache numbers as columns `<profile>_cached`,
+        `<profile>_prefill`."""
+        calls = self._df("SELECT * EXCLUDE (run_key, question_id) FROM calls WHERE run_key = ? AND question_id = ? "
+                         "ORDER BY call_idx", [run_key, question_id])
+        cache = self._df("SELECT call_idx, profile, cached_tokens, prefill_tokens FROM call_cache "
+                         "WHERE run_key = ? AND question_id = ?", [run_key, question_id])
+        for prof, g in cache.groupby("profile"):
+            calls = calls.merge(g.drop(columns="profile").rename(columns={
+                "cached_tokens": f"{prof}_cached", "prefill_tokens": f"{prof}_prefill"}), on="call_idx", how="left")
+        return calls
+
+    def call_texts(self, run_key: str, question_id: str) -> dict[int, tuple[list[dict[str, Any]] | None, str | None]]:
+        """call_idx -> (request messages, reply) of the question's calls that kept their texts."""
+        rows = sql(self.con, "SELECT call_idx, prompt, response FROM call_texts WHERE run_key = ? AND question_id = ? "
+                             "ORDER BY call_idx", [run_key, question_id])
+        return {int(i): (unpack_messages(p), unpack(r)) for i, p, r in rows}
+
+    def memory(self, run_key: str, question_id: str) -> list[MemoryRow]:
+        """The memory the question was answered from (as the strategy's memory_view read it), in order."""
+        rows = sql(self.con, "SELECT item_idx, kind, text, generation, tokens FROM memory WHERE run_key = ? "
+                             "AND question_id = ? ORDER BY item_idx", [run_key, question_id])
+        return [MemoryRow(int(i), k, unpack(t) or "", g, n) for i, k, t, g, n in rows]
+
+    def memory_summary(self) -> pd.DataFrame:
+        """Per run and question: memory items kept and the highest generation (OM: reflections so far)."""
+        return self._df("SELECT run_key, question_id, count(*) AS n_items, max(generation) AS generation, "
+                        "sum(tokens) FILTER (WHERE kind = 'observations') AS observation_tokens FROM memory "
+                        "GROUP BY ALL ORDER BY run_key, question_id")
+
+    def question_judgments(self, run_key: str, question_id: str) -> pd.DataFrame:
+        """The question's judge repeats (repeat_idx, judge_model, raw, label)."""
+        return self._df("SELECT repeat_idx, judge_model, raw, label FROM judgments WHERE run_key = ? AND "
+                        "question_id = ? ORDER BY repeat_idx", [run_key, question_id])
+
+    def question_retrieval(self, run_key: str, question_id: str) -> pd.DataFrame:
+        return self._df("SELECT level, k, recall_any, recall_all, ndcg_any, n_gold, n_retrieved FROM retrieval "
+                        "WHERE run_key = ? AND question_id = ? ORDER BY level, k", [run_key, question_id])
 
     # --- caches and cost --------------------------------------------------------------------------------
 
@@ -125,6 +214,14 @@ class Results:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _where(**eq: Any) -> tuple[str, list[Any]]:
+    """A WHERE clause of the given column = value pairs that are not None."""
+    used = [(k, v) for k, v in eq.items() if v is not None]
+    if not used:
+        return "", []
+    return "WHERE " + " AND ".join(f"{k} = ?" for k, _ in used), [v for _, v in used]
 
 
 def _isna(v: Any) -> bool:

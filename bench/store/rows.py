@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from datetime import datetime, timezone
 from typing import Any, Mapping
 
 from bench.store.contract import CacheByProfile, QuestionResult, RunManifest
+from bench.store.texts import pack, pack_messages
 
 _SECRET_PARTS = ("api_key", "apikey", "api-key", "secret", "password", "passwd", "credential", "authorization")
 REDACTED = "<redacted>"
@@ -25,14 +27,21 @@ def _looks_like_key(v: str) -> bool:
     return v.startswith(("sk-", "sk_", "hf_", "xai-", "AIza")) and len(v) >= 20 and " " not in v
 
 
+# a password in a URL (postgresql://user:password@host/db)
+_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*):[^/@\s]+@")
+
+
 def scrub(obj: Any) -> Any:
-    """A copy with every secret-looking key (and key-looking string) replaced by a marker."""
+    """A copy with every secret-looking key (and key-looking string) replaced by a marker, and passwords in
+    URLs replaced by the marker."""
     if isinstance(obj, Mapping):
         return {str(k): (REDACTED if is_secret_key(str(k)) and v not in (None, "") else scrub(v)) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [scrub(v) for v in obj]
     if isinstance(obj, str) and _looks_like_key(obj):
         return REDACTED
+    if isinstance(obj, str) and "://" in obj:
+        return _URL_PASSWORD.sub(lambda m: f"{m.group('head')}:{REDACTED}@", obj)
     return obj
 
 
@@ -80,15 +89,25 @@ def question_rows(run_key: str, result: QuestionResult) -> dict[str, list[Row]]:
         sample["is_abstention"] = "_abs" in qid  # the official rule
     sample["answered_at"] = s.answered_at or now()
     rows: dict[str, list[Row]] = {"samples": [sample], "calls": [], "call_cache": [], "turns": [],
-                                  "turn_cache": [], "judgments": []}
+                                  "turn_cache": [], "judgments": [], "call_texts": [], "memory": [], "retrieval": []}
+    q = {"run_key": run_key, "question_id": qid}
     for c in result.calls:
-        key = {"run_key": run_key, "question_id": qid, "call_idx": c.call_idx}
-        rows["calls"].append({**key, **{f.name: getattr(c, f.name) for f in dataclasses.fields(c) if f.name != "cache"}})
+        key = {**q, "call_idx": c.call_idx}
+        rows["calls"].append({**key, **{f.name: getattr(c, f.name) for f in dataclasses.fields(c)
+                                        if f.name not in _CALL_EXTRAS}})
         rows["call_cache"] += _cache_rows(key, c.cache, with_cost=True)
+        if c.messages is not None or c.response is not None:
+            rows["call_texts"].append({**key, "prompt": pack_messages(c.messages), "response": pack(c.response)})
     for t in result.turns:
-        key = {"run_key": run_key, "question_id": qid, "turn": t.turn}
-        rows["turns"].append({**key, "sim_time": t.sim_time, "prompt_tokens": t.prompt_tokens,
-                              "events": ",".join(t.events)})
+        key = {**q, "turn": t.turn}
+        rows["turns"].append({**key, **{f.name: getattr(t, f.name) for f in dataclasses.fields(t)
+                                        if f.name not in ("turn", "cache")}, "events": ",".join(t.events)})
         rows["turn_cache"] += _cache_rows(key, t.cache, with_cost=False)
-    rows["judgments"] = [{"run_key": run_key, "question_id": qid, **dataclasses.asdict(j)} for j in result.judgments]
+    rows["judgments"] = [{**q, **dataclasses.asdict(j)} for j in result.judgments]
+    rows["memory"] = [{**q, **dataclasses.asdict(m), "text": pack(m.text)} for m in result.memory]
+    rows["retrieval"] = [{**q, **dataclasses.asdict(r)} for r in result.retrieval]
     return rows
+
+
+# CallRow fields stored in other tables than `calls`
+_CALL_EXTRAS = ("cache", "messages", "response")

@@ -10,7 +10,7 @@ import pyarrow as pa
 # (column, DuckDB type, Arrow type)
 Col = tuple[str, str, pa.DataType]
 
-_S, _I, _F, _B, _T = pa.string(), pa.int64(), pa.float64(), pa.bool_(), pa.timestamp("us")
+_S, _I, _F, _B, _T, _Z = pa.string(), pa.int64(), pa.float64(), pa.bool_(), pa.timestamp("us"), pa.binary()
 
 TABLES: dict[str, list[Col]] = {
     "runs": [
@@ -28,6 +28,8 @@ TABLES: dict[str, list[Col]] = {
         ("label_strict", "BOOLEAN", _B), ("judge_raw", "VARCHAR", _S), ("judge_model", "VARCHAR", _S),
         ("prompt_tokens", "BIGINT", _I), ("completion_tokens", "BIGINT", _I), ("cost_usd", "DOUBLE", _F),
         ("error", "VARCHAR", _S), ("checkpoint_restored", "BOOLEAN", _B), ("answered_at", "TIMESTAMP", _T),
+        ("question", "VARCHAR", _S), ("gold_answer", "VARCHAR", _S), ("question_date", "VARCHAR", _S),
+        ("label_second", "BOOLEAN", _B), ("judge_second_raw", "VARCHAR", _S), ("judge_second_model", "VARCHAR", _S),
     ],
     "calls": [
         ("run_key", "VARCHAR", _S), ("question_id", "VARCHAR", _S), ("call_idx", "BIGINT", _I),
@@ -45,6 +47,7 @@ TABLES: dict[str, list[Col]] = {
     "turns": [
         ("run_key", "VARCHAR", _S), ("question_id", "VARCHAR", _S), ("turn", "BIGINT", _I),
         ("sim_time", "TIMESTAMP", _T), ("prompt_tokens", "BIGINT", _I), ("events", "VARCHAR", _S),
+        ("memory_tokens", "BIGINT", _I), ("raw_tokens", "BIGINT", _I), ("generation", "BIGINT", _I),
     ],
     "turn_cache": [
         ("run_key", "VARCHAR", _S), ("question_id", "VARCHAR", _S), ("turn", "BIGINT", _I),
@@ -53,6 +56,20 @@ TABLES: dict[str, list[Col]] = {
     "judgments": [
         ("run_key", "VARCHAR", _S), ("question_id", "VARCHAR", _S), ("repeat_idx", "BIGINT", _I),
         ("judge_model", "VARCHAR", _S), ("raw", "VARCHAR", _S), ("label", "BOOLEAN", _B),
+    ],
+    # a call's request messages (JSON) and reply, each zlib-compressed UTF-8 (bench.store.texts)
+    "call_texts": [
+        ("run_key", "VARCHAR", _S), ("question_id", "VARCHAR", _S), ("call_idx", "BIGINT", _I),
+        ("prompt", "BLOB", _Z), ("response", "BLOB", _Z),
+    ],
+    "memory": [
+        ("run_key", "VARCHAR", _S), ("question_id", "VARCHAR", _S), ("item_idx", "BIGINT", _I),
+        ("kind", "VARCHAR", _S), ("text", "BLOB", _Z), ("generation", "BIGINT", _I), ("tokens", "BIGINT", _I),
+    ],
+    "retrieval": [
+        ("run_key", "VARCHAR", _S), ("question_id", "VARCHAR", _S), ("level", "VARCHAR", _S), ("k", "BIGINT", _I),
+        ("recall_any", "DOUBLE", _F), ("recall_all", "DOUBLE", _F), ("ndcg_any", "DOUBLE", _F),
+        ("n_gold", "BIGINT", _I), ("n_retrieved", "BIGINT", _I),
     ],
 }
 
@@ -64,10 +81,14 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "turns": ("run_key", "question_id", "turn"),
     "turn_cache": ("run_key", "question_id", "turn", "profile"),
     "judgments": ("run_key", "question_id", "repeat_idx"),
+    "call_texts": ("run_key", "question_id", "call_idx"),
+    "memory": ("run_key", "question_id", "item_idx"),
+    "retrieval": ("run_key", "question_id", "level", "k"),
 }
 
 # Tables whose rows belong to one question (written, replaced and merged together).
-QUESTION_TABLES = ("samples", "calls", "call_cache", "turns", "turn_cache", "judgments")
+QUESTION_TABLES = ("samples", "calls", "call_cache", "turns", "turn_cache", "judgments", "call_texts", "memory",
+                   "retrieval")
 
 
 def columns(table: str) -> list[str]:

@@ -15,6 +15,7 @@ from bench.errors import ConfigError
 from bench.prompt import Prompt
 from bench.replay import ReplayTurn
 from bench.roles import Role
+from bench.store.contract import MemoryRow
 from om_core.llm import ChatModel
 from om_core.tokens import TokenCounter
 
@@ -140,6 +141,13 @@ class StrategyBase(abc.ABC):
     def model_roles(cls, p: Any) -> frozenset[Role]:
         """The roles these params call (default: all of `roles`)."""
         return cls.roles
+
+    @classmethod
+    def memory_view(cls, state: Mapping[str, Any]) -> list[MemoryRow]:
+        """The memory a question is answered from, read from `state()` (a checkpoint's state): the items the
+        results viewer shows (OM: the active observation log, earlier reflections, buffered chunks). Default:
+        nothing to show. Never raises on a state it does not recognise (returns [])."""
+        return []
 
     @classmethod
     def key_params(cls, p: Any, settings: ReplaySettings) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 from bench.errors import ConfigError
 from bench.prompt import Prompt
@@ -31,6 +31,7 @@ from bench.strategies.history import SegmentCache, question_text, system_segment
 from om_core.types import ContextMessage, Message
 
 if TYPE_CHECKING:
+    from bench.store.contract import MemoryRow
     from om_core.config import OMConfig
 
 
@@ -133,7 +134,8 @@ class OMStrategy(StrategyBase):
             result.events.extend(tc.events)
             result.prompt = self._prompt(tc.messages, user)
             result.prompt.meta.update(
-                observation_tokens=tc.observation_tokens, pending_tokens=tc.pending_tokens, generation=tc.generation
+                observation_tokens=tc.observation_tokens, pending_tokens=tc.pending_tokens, generation=tc.generation,
+                memory_tokens=tc.observation_tokens, raw_tokens=tc.pending_tokens,  # the split the report draws
             )
         if turn.assistant is not None:
             reply = self._message(tid, "assistant", turn.assistant, turn.assistant_at)
@@ -166,6 +168,12 @@ class OMStrategy(StrategyBase):
     def load_state(self, state: dict[str, Any]) -> None:
         self._counts = dict(state.get("counts", {}))
         self._open(state.get("om"))
+
+    @classmethod
+    def memory_view(cls, state: Mapping[str, Any]) -> list[MemoryRow]:
+        from bench.strategies.om_memory import memory_view  # the reading of om_core's records lives there
+
+        return memory_view(state)
 
     @classmethod
     def key_params(cls, p: OMParams, settings: ReplaySettings) -> dict[str, Any]:

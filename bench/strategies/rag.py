@@ -78,6 +78,7 @@ class RagStrategy(StrategyBase):
         self._label: str | None = None
         self._cur: list[tuple[int, list[Msg]]] = []  # (doc id or -1, messages) per round of the current session
         self._last_ids: list[int] = []
+        self._doc_src: list[tuple[str, int | None]] = []  # per doc: (session label, timeline turn index or None)
 
     # ---- protocol ---------------------------------------------------------------------------------------
     async def add_turn(self, turn: ReplayTurn) -> TurnResult:
@@ -88,7 +89,7 @@ class RagStrategy(StrategyBase):
         result = TurnResult(prompt=None)
         if user is not None:
             window = self._cur[-self.p.recent_turns :] if self.p.recent_turns else []
-            ids = await self._retrieve(user.text, exclude={d for d, _ in window})
+            ids = sorted(await self._retrieve(user.text, exclude={d for d, _ in window}))
             if ids != self._last_ids:
                 result.events.append("retrieve")
             self._last_ids = ids
@@ -98,9 +99,14 @@ class RagStrategy(StrategyBase):
 
     async def question_prompt(self, question: str, question_date: datetime, question_date_str: str) -> Prompt:
         self._close()
-        ids = await self._retrieve(question, exclude=set())
+        ranked = await self._retrieve(question, exclude=set())
         text = question_text(question, question_date_str)
-        return self._render(ids, [], Msg("user", text, "question", 0))
+        prompt = self._render(sorted(ranked), [], Msg("user", text, "question", 0))
+        # what was retrieved, best first, as opaque labels (session label, timeline turn index): the harness maps
+        # them to the dataset's ids to score retrieval; the system under test never sees the gold labels
+        prompt.meta.update(retrieved_items=[list(self._doc_src[i]) for i in ranked], top_k=self.top_k,
+                           granularity=self.p.granularity)
+        return prompt
 
     def state(self) -> dict[str, Any]:
         return {"turns": self.turns}
@@ -128,7 +134,7 @@ class RagStrategy(StrategyBase):
         doc_id = -1
         if self.p.granularity == "round" and msgs:
             body = "".join(f"{m.role}: {m.text}\n" for m in msgs)
-            doc_id = self._index(f"\n[{turn.date_str}]\n{body}")
+            doc_id = self._index(f"\n[{turn.date_str}]\n{body}", (turn.thread_id, turn.index))
         self._cur.append((doc_id, msgs))
 
     def _close(self) -> None:
@@ -138,11 +144,12 @@ class RagStrategy(StrategyBase):
             if msgs:
                 body = "".join(f"{m.role}: {m.text}\n" for m in msgs)
                 date_str = self.turns[-1][1]
-                self._index(f"\n[Session of {date_str}]\n{body}")
+                self._index(f"\n[Session of {date_str}]\n{body}", (self.turns[-1][0], None))
         self._cur = []
 
-    def _index(self, doc: str) -> int:
+    def _index(self, doc: str, source: tuple[str, int | None]) -> int:
         self.docs.append(doc)
+        self._doc_src.append(source)
         if self.p.retriever == "bm25":
             self._bm25.add_counts(term_counts(doc, self.p.stopwords))
         elif self.p.retriever == "rank_bm25":
@@ -159,7 +166,7 @@ class RagStrategy(StrategyBase):
             best = self._lib_top(tokenize(query, self.p.stopwords), exclude)
         else:
             best = await self._dense_top(query, exclude)
-        return sorted(best)  # date order == index order: the timeline is chronological
+        return best  # best first; date order (== index order: the timeline is chronological) is sorted(best)
 
     def _lib_top(self, query: list[str], exclude: set[int]) -> list[int]:
         from rank_bm25 import BM25Okapi

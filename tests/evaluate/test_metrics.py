@@ -73,3 +73,26 @@ def test_summarize_micro_macro_abstention_and_partial_note():
         line = next(x for x in text.splitlines() if x.startswith(head))
         assert line.endswith("(n=6 of 500)"), line
     assert "(n=" not in format_metrics(summarize(rows[:6], n_total=6))
+
+
+def test_judge_agreement_kappa_by_hand():
+    from bench.evaluate.metrics import judge_agreement
+
+    # 10 questions: both yes 4, both no 3, A yes/B no 2 (q7, q8), A no/B yes 1 (q9)
+    a = {f"q{i}": v for i, v in enumerate([1, 1, 1, 1, 0, 0, 0, 1, 1, 0])}
+    b = {f"q{i}": v for i, v in enumerate([1, 1, 1, 1, 0, 0, 0, 0, 0, 1])}
+    g = judge_agreement(a, b)
+    # p_o = 7/10; A says yes 6/10, B 5/10: p_e = .6*.5 + .4*.5 = .5; kappa = (.7 - .5) / (1 - .5) = .4
+    assert (g.n, g.rate, g.disagree_ids) == (10, 0.7, ("q7", "q8", "q9"))
+    assert g.kappa == pytest.approx(0.4)
+    one = judge_agreement({"x": True, "y": True}, {"x": True, "y": True})
+    assert one.rate == 1.0 and one.kappa != one.kappa  # one verdict throughout: kappa undefined (nan)
+
+
+def test_self_consistency_of_repeats():
+    from bench.evaluate.metrics import self_consistency
+
+    sc = self_consistency({"a": [True, True, True], "b": [True, False, True], "c": [False]})
+    assert sc is not None and sc.n == 2 and sc.unanimous == 0.5 and sc.split_ids == ("b",)
+    assert sc.mean_agreement == pytest.approx((1 + 2 / 3) / 2)
+    assert self_consistency({"a": [True]}) is None

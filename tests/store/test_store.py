@@ -10,7 +10,9 @@ from bench.store import (
     FORMAT_VERSION,
     CallRow,
     JudgmentRow,
+    MemoryRow,
     QuestionResult,
+    RetrievalRow,
     Results,
     RunManifest,
     SampleRow,
@@ -55,9 +57,12 @@ def test_records_are_the_table_columns():
     names = [f.name for f in dataclasses.fields(RunManifest)]
     assert names == columns("runs")
     assert ["run_key", *[f.name for f in dataclasses.fields(SampleRow)]] == columns("samples")
-    assert ["run_key", "question_id", *[f.name for f in dataclasses.fields(CallRow) if f.name != "cache"]] == columns("calls")
+    extras = ("cache", "messages", "response")  # call_cache and call_texts
+    assert ["run_key", "question_id", *[f.name for f in dataclasses.fields(CallRow) if f.name not in extras]] == columns("calls")
     assert ["run_key", "question_id", *[f.name for f in dataclasses.fields(TurnRow) if f.name != "cache"]] == columns("turns")
     assert ["run_key", "question_id", *[f.name for f in dataclasses.fields(JudgmentRow)]] == columns("judgments")
+    assert ["run_key", "question_id", *[f.name for f in dataclasses.fields(MemoryRow)]] == columns("memory")
+    assert ["run_key", "question_id", *[f.name for f in dataclasses.fields(RetrievalRow)]] == columns("retrieval")
 
 
 def test_idempotent_write_resume_and_replace(tmp_path):

@@ -1,0 +1,49 @@
+"""Progress counts billed tokens apart from simulated ones, with retries, elapsed time and ETA; the summary fits
+100 columns whatever the run names."""
+
+from __future__ import annotations
+
+from bench.runner.progress import Progress, duration, tokens
+from bench.runner.summary import format_summary
+from bench.store import CallRow, QuestionResult, SampleRow
+
+
+def _result(restored: bool = False) -> QuestionResult:
+    calls = [CallRow(0, "actor", "m", "ingest", simulated=True, prompt_tokens=5_000_000),
+             CallRow(1, "observer", "m", "ingest", prompt_tokens=1000, completion_tokens=100, cost_usd=0.01, retries=2),
+             CallRow(2, "actor", "m", "answer", prompt_tokens=900, completion_tokens=50, cost_usd=0.002,
+                     cache={"openai": {"cached": 450}}),
+             CallRow(3, "judge", "m", "judge", prompt_tokens=200, completion_tokens=1, cost_usd=0.001,
+                     response_cache_hit=True)]
+    return QuestionResult(SampleRow("q", checkpoint_restored=restored), calls)
+
+
+def test_progress_tells_billed_from_simulated(capsys):
+    p = Progress("log")
+    p.start_run("om", total=4)
+    p.advance("om", result=_result())
+    p.advance("om", result=_result(restored=True))  # its ingestion was paid by an earlier run
+    t = p._tallies["om"]
+    assert t.billed_tokens == 1100 + 950 + 950 and t.simulated_tokens == 10_000_000 and t.retries == 2
+    assert round(t.cost, 6) == 0.014  # response-cache hits and restored ingestion are not paid again
+    line = capsys.readouterr().err.splitlines()[-1]
+    assert line.startswith("[om] 2/4 elapsed ") and " eta " in line
+    assert "billed 3.0k tok $0.0140 | simulated 10.0M tok | retries 2 | openai-hit 50%" in line
+    assert tokens(950) == "950" and tokens(12_345) == "12.3k" and duration(75) == "1m15s" and duration(3700) == "1h01m"
+
+
+def _row(i: int) -> dict:
+    return {"run_key": f"om-{i}", "label": f"om#{i}", "strategy": "om", "name": "x" * 300,
+            "details": "om_threshold_sweep; " + "strategies.om.params.message_tokens=10000, " * 8, "dataset": "s",
+            "actor": "offline/reader", "planned": 500, "n": 498, "micro": 0.5, "macro": 0.4, "abstention": 1.0,
+            "errors": 3, "status": "stopped", "per_type": {"multi-session": (0.5, 10), "weird-type-name": (1.0, 2)},
+            "mean_prompt_tokens": 123456.0, "hit_rate": 0.61, "prefill_per_q": 9_876_543.0, "usd_per_q": 12.3456}
+
+
+def test_summary_fits_100_columns():
+    text = format_summary([_row(i) for i in range(1, 9)], "anthropic", n_dataset=500, split="S (cleaned)")
+    lines = text.splitlines()
+    assert max(len(x) for x in lines) <= 100
+    assert any(x.startswith("om#8") and "498/500" in x for x in lines)
+    assert any("3 errors, stopped (budget)" in x for x in lines)
+    assert sum(x.startswith("om#") and " = " in x for x in lines) == 8  # each short label explained
