@@ -1,4 +1,4 @@
-"""Everything the report needs, read from the DuckDB file alone (read-only)."""
+"""Everything the report needs, read from the DuckDB file alone (read-only, through `bench.store.Results`)."""
 
 from __future__ import annotations
 
@@ -10,19 +10,23 @@ from typing import Any
 import pandas as pd
 
 from bench.evaluate.metrics import Metrics, summarize
+from bench.report.labels import RunId, short_labels, strategy_color
 
 
 @dataclass
 class RunInfo:
     run_key: str
     name: str
-    strategy: str
+    strategy: str  # the configured key (`strategies.<key>`)
     actor_model: str | None
     n_planned: int | None
     config: dict[str, Any]
     status: str | None
     dataset: str | None = None
-    label_base: str = ""  # the name figures and tables use; `load` makes it unique across the runs
+    judge_model: str | None = None
+    kind: str = ""  # the registered strategy (`strategies.<key>.name`, else the key)
+    label: str = ""  # the short label tables and legends use; `load` makes it unique across the runs
+    color: str = "#333333"
 
     @property
     def external(self) -> bool:
@@ -33,23 +37,39 @@ class RunInfo:
         return bool(self.actor_model and self.actor_model.startswith("offline/"))
 
     @property
-    def short_label(self) -> str:
-        # runs of one experiment share a name: the strategy tells them apart
-        strat = "" if self.external or not self.strategy or self.strategy in self.name else f"/{self.strategy}"
-        return f"{self.name}{strat}"
+    def tag(self) -> str:
+        return "offline engine" if self.offline else ("external" if self.external else "")
+
+    def run_id(self) -> RunId:
+        return RunId(self.run_key, self.name, self.strategy, self.kind, self.dataset)
+
+    def strategy_cls(self) -> Any:
+        """The registered class of this run's strategy, or None (external runs, a name no longer registered)."""
+        from bench.strategies import STRATEGIES, strategy_class
+
+        return strategy_class(self.kind) if self.kind in STRATEGIES else None
 
     @property
-    def label(self) -> str:
-        tag = " [offline engine]" if self.offline else (" [external]" if self.external else "")
-        return f"{self.label_base or self.short_label}{tag}"
+    def is_ceiling(self) -> bool:
+        """A run that sees the evidence sessions only (its class declares `uses_oracle_view`): an upper bound
+        on accuracy, drawn as a ceiling rather than as a point on a frontier."""
+        cls = self.strategy_cls()
+        return bool(cls is not None and cls.uses_oracle_view)
 
-    def om_thresholds(self) -> tuple[float | None, float | None]:
-        cfg = self.config or {}
-        om = (cfg.get("strategy") or {}).get("om") if isinstance(cfg.get("strategy"), dict) else None
-        om = om or cfg.get("om") or {}
-        if not isinstance(om, dict):
-            return None, None
-        return om.get("message_tokens"), om.get("observation_tokens")
+    def params(self) -> dict[str, Any]:
+        """The strategy's params as run: its config entry `strategies.<key>.params` over the params dataclass'
+        defaults ({} when the strategy is unknown or its params no longer parse)."""
+        import dataclasses
+
+        cls = self.strategy_cls()
+        entry = ((self.config or {}).get("strategies") or {}).get(self.strategy) or {}
+        given = entry.get("params") if isinstance(entry, dict) else None
+        if cls is None:
+            return dict(given or {})
+        try:
+            return dataclasses.asdict(cls.parse(given or {}))
+        except Exception:  # a config of an older version: show what was given
+            return dict(given or {})
 
 
 @dataclass
@@ -61,10 +81,20 @@ class ReportData:
     prefill: pd.DataFrame  # v_prefill aggregated per run/profile
     cost: pd.DataFrame  # v_cost
     turns: pd.DataFrame
-    events_by_turn: pd.DataFrame = field(default_factory=pd.DataFrame)
+    profile: str = "openai"  # the cache profile the cache figures and tables use
+    profiles: list[str] = field(default_factory=list)
+    latency: pd.DataFrame = field(default_factory=pd.DataFrame)
+    cost_by_role: pd.DataFrame = field(default_factory=pd.DataFrame)
+    events: pd.DataFrame = field(default_factory=pd.DataFrame)
+    retrieval: pd.DataFrame = field(default_factory=pd.DataFrame)
+    judge_labels: pd.DataFrame = field(default_factory=pd.DataFrame)
+    judge_repeats: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def run(self, key: str) -> RunInfo:
         return next(r for r in self.runs if r.run_key == key)
+
+    def label(self, key: str) -> str:
+        return next((r.label for r in self.runs if r.run_key == key), key)
 
 
 def dataset_label(name: Any, sha256: Any) -> str | None:
@@ -86,26 +116,23 @@ def _json(v: Any) -> dict[str, Any]:
         return {}
 
 
-def _unique_labels(runs: list[RunInfo]) -> None:
-    """Runs that share name and strategy (one experiment over two datasets, say) get their dataset added to the
-    label, and their run key if that is not enough, so no two table rows or legend entries read the same."""
-
-    def label(r: RunInfo, level: int) -> str:
-        return " ".join([r.short_label, f"@{r.dataset or '-'}", r.run_key][: level + 1])
-
-    level = {r.run_key: 0 for r in runs}
-    for step in (1, 2):
-        labels = [label(r, level[r.run_key]) for r in runs]
-        for r, lab in zip(runs, labels):
-            if labels.count(lab) > 1:
-                level[r.run_key] = step
-    for r in runs:
-        r.label_base = label(r, level[r.run_key])
+def _kind(strategy: str, config: dict[str, Any]) -> str:
+    entry = ((config or {}).get("strategies") or {}).get(strategy)
+    name = entry.get("name") if isinstance(entry, dict) else None
+    return str(name or strategy or "?")
 
 
-def load(db: str | Path) -> ReportData:
-    """Everything the report shows, read through `bench.store.Results`. Raises UserError for a missing file or
-    one of another format version."""
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) and v else None
+
+
+def choose_profile(wanted: str, available: list[str]) -> str:
+    """The configured cache profile when it has numbers, else the first that has (named in every figure)."""
+    return wanted if wanted in available or not available else available[0]
+
+
+def load(db: str | Path, profile: str = "openai") -> ReportData:
+    """Everything the report shows. Raises UserError for a missing file or one of another format version."""
     from bench.store import Results
 
     with Results(db) as res:
@@ -113,17 +140,23 @@ def load(db: str | Path) -> ReportData:
         actor_by_run = res.actor_models()
         samples = res.samples()[["run_key", "question_id", "question_type", "is_abstention", "label", "cost_usd"]]
         cache, prefill, cost, turns = res.cache(), res.prefill(), res.cost(), res.turns()
-    runs = [
-        RunInfo(
+        profiles = res.profiles()
+        extra = dict(latency=res.latency_by_role(), cost_by_role=res.cost_by_role(), events=res.event_counts(),
+                     retrieval=res.retrieval(), judge_labels=res.judge_labels(), judge_repeats=res.judgment_repeats())
+    runs = []
+    for r in runs_df.itertuples():
+        config = _json(r.config)
+        runs.append(RunInfo(
             run_key=r.run_key, name=r.name or r.run_key, strategy=r.strategy or "?",
-            actor_model=(r.actor_model if isinstance(r.actor_model, str) else None) or actor_by_run.get(r.run_key),
+            actor_model=_str(r.actor_model) or actor_by_run.get(r.run_key),
             n_planned=None if pd.isna(r.n_questions_planned) else int(r.n_questions_planned),
-            config=_json(r.config), status=r.status,
-            dataset=dataset_label(r.dataset_name, r.dataset_sha256),
-        )
-        for r in runs_df.itertuples()
-    ]
-    _unique_labels(runs)
+            config=config, status=r.status, dataset=dataset_label(r.dataset_name, r.dataset_sha256),
+            judge_model=_str(r.judge_model), kind=_kind(r.strategy or "?", config),
+        ))
+    labels = short_labels([r.run_id() for r in runs])
+    for r in runs:
+        r.label = labels[r.run_key]
+    _colour(runs)
     metrics = {
         r.run_key: summarize(
             [{"question_id": x.question_id, "question_type": x.question_type,
@@ -133,4 +166,18 @@ def load(db: str | Path) -> ReportData:
         )
         for r in runs
     }
-    return ReportData(runs=runs, samples=samples, metrics=metrics, cache=cache, prefill=prefill, cost=cost, turns=turns)
+    return ReportData(runs=runs, samples=samples, metrics=metrics, cache=cache, prefill=prefill, cost=cost,
+                      turns=turns, profile=choose_profile(profile, profiles), profiles=profiles, **extra)
+
+
+def _colour(runs: list[RunInfo]) -> None:
+    """Each run gets its strategy's colour; several runs of one strategy get shades of it."""
+    from bench.report.labels import shade
+
+    by_kind: dict[str, list[RunInfo]] = {}
+    for r in runs:
+        by_kind.setdefault(r.kind, []).append(r)
+    for kind, group in by_kind.items():
+        base = strategy_color(kind)
+        for i, r in enumerate(sorted(group, key=lambda x: x.label)):
+            r.color = shade(base, i, len(group))

@@ -24,10 +24,12 @@ class MergeShards(Callback):
         try:
             from bench.runner.summary import print_summary
 
-            print_summary(str(db), None, n_dataset=None, split=None)
+            # hydra's own logging prints to the console here: the summary is printed once, not logged
+            print_summary(str(db), None, n_dataset=None, split=None,
+                          profile=str(config.output.get("report_profile", "openai")), to_log=False)
         except Exception as exc:  # the merge is what matters; a summary failure must not hide it
             print(f"summary unavailable: {exc}")
         if config.output.get("report", False):
-            from bench.report import build_report
+            from bench.report import write_report
 
-            build_report(str(db), config.output.report_dir)
+            write_report(str(db), config.output.report_dir, profile=str(config.output.get("report_profile", "openai")))

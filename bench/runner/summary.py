@@ -1,144 +1,165 @@
-"""The one summary table printed at the end of a run, read back from the results database (so a re-run that
-computes nothing still shows the numbers)."""
+"""The summary printed at the end of a run, read back from the results database (so a re-run that computes
+nothing still shows the numbers): two tables that fit 100 columns, each with a one-line legend, short run
+labels (with a line per label that needs explaining) and notes. Details are in the report."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from bench.report.data import dataset_label
+from bench.evaluate.metrics import TYPE_ORDER
+from bench.report.data import choose_profile, dataset_label
+from bench.report.labels import RunId, details, short_labels
+from bench.report.plotting import SHORT
 
-
-def summary_rows(db_path: str | Path, run_keys: list[str] | None = None) -> tuple[list[dict[str, Any]], list[str]]:
-    """One dict per run (name, strategy, dataset, counts, accuracies, hit rate and prefill per profile, $/question)
-    and the cache profiles present. Raises UserError when the file is missing or of another format."""
-    from bench.store import Results
-
-    with Results(db_path) as res:
-        heads = res.headline(run_keys)
-        profiles = res.profiles()
-        cache, prefill, cost = res.cache(), res.prefill(), res.cost()
-    rows = []
-    for h in heads.itertuples():
-        rc = cache[cache.run_key == h.run_key]
-        first = rc.iloc[0] if len(rc) else None
-        rp = prefill[prefill.run_key == h.run_key]
-        usd = cost.cost_per_question[cost.run_key == h.run_key]
-        rows.append({
-            "run_key": h.run_key, "strategy": h.strategy, "name": h.name,
-            "dataset": dataset_label(_opt(h.dataset_name), _opt(h.dataset_sha256)),
-            "actor": _opt(h.actor_model), "planned": _opt(h.n_questions_planned), "n": int(_opt(h.n_judged) or 0),
-            "micro": _opt(h.micro), "macro": _opt(h.macro), "abstention": _opt(h.abstention),
-            "errors": int(_opt(h.n_errors) or 0),
-            "mean_prompt_tokens": first.prompt_tokens / first.n_prompts if first is not None and first.n_prompts else None,
-            "hit_rate": {p: _opt(v) for p, v in zip(rc.profile, rc.hit_rate)},
-            "prefill_per_q": dict(zip(rp.profile, rp.prefill_per_question)),
-            "usd_per_q": _opt(usd.iloc[0]) if len(usd) else None,
-        })
-    return rows, profiles
+WIDTH = 100
+LABEL_W = 21
 
 
 def _opt(v: Any) -> Any:
     """None for SQL NULL (pandas NaN/NA)."""
-    return None if v is None or pd.isna(v) else v
+    return None if v is None or (not isinstance(v, (dict, list)) and pd.isna(v)) else v
 
 
-def _pct(x: float | None) -> str:
-    return "   -  " if x is None else f"{100 * x:5.1f}%"
+def _kind(strategy: str, config: Any) -> str:
+    try:
+        cfg = json.loads(config) if isinstance(config, str) else (config or {})
+        entry = (cfg.get("strategies") or {}).get(strategy) or {}
+        return str(entry.get("name") or strategy)
+    except (ValueError, AttributeError):
+        return strategy
 
 
-def format_summary(rows: list[dict[str, Any]], profiles: list[str], n_dataset: int | None = None, split: str | None = None) -> str:
-    w = max([22] + [len(r["name"] or "") + 2 for r in rows])
-    wd = max([9] + [len(r["dataset"] or "") + 2 for r in rows])
-    head = f"{'run':<{w}}{'strategy':<13}{'dataset':<{wd}}{'n':>5}{'micro':>8}{'macro':>8}{'abst':>8}{'prompt tok':>12}"
-    head += "".join(f"{'hit ' + p[:7]:>13}" for p in profiles)
-    headline = "openai" if "openai" in profiles else (profiles[0] if profiles else None)
-    head += f"{'prefill/q' + (' (' + headline + ')' if headline else ''):>20}{'$/q':>10}"
-    lines = [head, "-" * len(head)]
-    for r in rows:
-        partial = "" if not r["planned"] or r["n"] >= r["planned"] else f"  (n={r['n']} of {r['planned']})"
-        line = f"{r['name']:<{w}}{r['strategy'] or '':<13}{r['dataset'] or '-':<{wd}}{r['n']:>5}{_pct(r['micro']):>8}{_pct(r['macro']):>8}{_pct(r['abstention']):>8}"
-        line += f"{r['mean_prompt_tokens'] or 0:>12,.0f}"
-        line += "".join(f"{_pct(r['hit_rate'].get(p)):>13}" for p in profiles)
-        pf = r["prefill_per_q"].get(headline) if headline else None
-        line += f"{(pf or 0):>20,.0f}{(r['usd_per_q'] or 0):>10.4f}{partial}"
-        if r["errors"]:
-            line += f"  [{r['errors']} errors]"
-        lines.append(line)
-    notes = []
-    if any((r["actor"] or "").startswith("offline/") for r in rows):
-        notes.append("offline engine: rule-based stand-ins, NOT an LLM — accuracy and $ are not any model's.")
-    if n_dataset is not None and split:
-        notes.append(f"dataset: {split}, {n_dataset} questions; micro = over judged questions, macro = mean of per-type accuracies.")
-    return "\n".join(lines + notes)
-
-
-def per_type_table(db_path: str | Path, run_keys: list[str] | None = None) -> str:
-    """Accuracy per question type (rows) and run (columns), as the official per-type lines. A column is named by
-    its strategy, with the run's name and dataset added when the strategy alone does not tell runs apart."""
+def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
+                 profile: str = "openai") -> tuple[list[dict[str, Any]], str]:
+    """One dict per run (label, name, strategy, dataset, counts, accuracies, per-type accuracy, hit rate and
+    prefill of the cache profile, $/question) and the profile used (the configured one when it has numbers).
+    Raises UserError when the file is missing or of another format."""
     from bench.store import Results
 
     with Results(db_path) as res:
-        acc = res.accuracy_by_type()
-    if run_keys:
-        acc = acc[acc.run_key.isin(run_keys)]
-    if acc.empty:
-        return ""
-    runs = acc.drop_duplicates("run_key")
-    datasets = [dataset_label(_opt(n), _opt(s)) for n, s in zip(runs.dataset_name, runs.dataset_sha256)]
-    col = column_names(list(runs.run_key), list(runs.strategy), list(runs.name), datasets)
-    cols = list(dict.fromkeys(col.values()))
-    cell = {(col[r.run_key], r.question_type): (r.accuracy, r.n) for r in acc.itertuples()}
-    w = max(14, *(len(c) + 2 for c in cols))
-    out = [f"{'question type':<27}" + "".join(f"{c:>{w}}" for c in cols)]
-    for t in sorted(set(acc.question_type)):
-        line = f"{t:<27}"
-        for c in cols:
-            a, n = cell.get((c, t), (None, 0))
-            line += f"{(_pct(a).strip() + f' ({n})') if _opt(a) is not None else '-':>{w}}"
-        out.append(line)
-    return "\n".join(out)
+        heads = res.headline(run_keys)
+        prof = choose_profile(profile, res.profiles())
+        cache, prefill, cost, acc = res.cache(), res.prefill(), res.cost(), res.accuracy_by_type()
+        configs = {r.run_key: r.config for r in res.runs().itertuples()}
+    ids = [RunId(h.run_key, h.name or h.run_key, h.strategy or "?", _kind(h.strategy or "?", configs.get(h.run_key)),
+                 dataset_label(_opt(h.dataset_name), _opt(h.dataset_sha256))) for h in heads.itertuples()]
+    labels = short_labels(ids)
+    rows = []
+    for h, rid in zip(heads.itertuples(), ids):
+        rc = cache[(cache.run_key == h.run_key) & (cache.profile == prof)]
+        rp = prefill[(prefill.run_key == h.run_key) & (prefill.profile == prof)]
+        usd = cost.cost_per_question[cost.run_key == h.run_key]
+        ra = acc[acc.run_key == h.run_key]
+        allc = cache[cache.run_key == h.run_key]
+        first = allc.iloc[0] if len(allc) else None
+        rows.append({
+            "run_key": h.run_key, "label": labels[h.run_key], "strategy": h.strategy, "name": h.name,
+            "details": details(rid), "dataset": rid.dataset, "actor": _opt(h.actor_model),
+            "planned": _opt(h.n_questions_planned), "n": int(_opt(h.n_judged) or 0),
+            "micro": _opt(h.micro), "macro": _opt(h.macro), "abstention": _opt(h.abstention),
+            "errors": int(_opt(h.n_errors) or 0), "status": _opt(h.status),
+            "per_type": {t: (_opt(a), int(n)) for t, a, n in zip(ra.question_type, ra.accuracy, ra.n) if n},
+            "mean_prompt_tokens": first.prompt_tokens / first.n_prompts if first is not None and first.n_prompts else None,
+            "hit_rate": _opt(rc.hit_rate.iloc[0]) if len(rc) else None,
+            "prefill_per_q": _opt(rp.prefill_per_question.iloc[0]) if len(rp) else None,
+            "usd_per_q": _opt(usd.iloc[0]) if len(usd) else None,
+        })
+    return rows, prof
 
 
-def column_names(keys: list[str], strategies: list[str], names: list[str], datasets: list[Any]) -> dict[str, str]:
-    """run_key -> the shortest of strategy, name/strategy, name/strategy@dataset, ...+run_key that is unique."""
-    cands = [
-        [s, f"{n}/{s}", f"{n}/{s}@{d or '-'}", f"{n}/{s}@{d or '-'} {k}"]
-        for k, s, n, d in zip(keys, strategies, names, datasets)
-    ]
-    for level in range(4):
-        labels = [c[level] for c in cands]
-        if len(set(labels)) == len(labels):
-            return dict(zip(keys, labels))
-    return dict(zip(keys, keys))
+def _pct(x: float | None, w: int = 7) -> str:
+    return f"{'-':>{w}}" if x is None else f"{100 * x:>{w - 1}.1f}%"
 
 
-def empty_memory_warnings(db_path: str | Path, run_keys: list[str] | None = None) -> list[str]:
-    """One line per run with questions answered while memory held nothing (event `question_memory_empty`,
-    set by bench.runner.question.mark_question_memory)."""
+def _cut(s: str, w: int) -> str:
+    return s if len(s) <= w else s[: w - 1] + "…"
+
+
+def accuracy_table(rows: list[dict[str, Any]]) -> list[str]:
+    types = [t for t in TYPE_ORDER if any(t in r["per_type"] for r in rows)]
+    types += sorted({t for r in rows for t in r["per_type"]} - set(types))[: max(0, 8 - len(types))]
+    head = f"{'run':<{LABEL_W}}{'n':>9}{'micro':>8}{'macro':>8}{'abst':>8}" + "".join(
+        f"{SHORT.get(t, t[:5]):>6}" for t in types)
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        n = f"{r['n']}/{r['planned']}" if r["planned"] and r["n"] < r["planned"] else str(r["n"])
+        line = f"{_cut(r['label'], LABEL_W - 1):<{LABEL_W}}{n:>9}{_pct(r['micro'], 8)}{_pct(r['macro'], 8)}"
+        line += _pct(r["abstention"], 8)
+        for t in types:
+            a = r["per_type"].get(t, (None, 0))[0]
+            line += f"{'-':>6}" if a is None else f"{100 * a:>5.0f}%"
+        lines.append(line)
+    lines.append("micro: judged questions · macro: mean over types · abst: abstention · SSU..KU: % correct")
+    return lines
+
+
+def cost_table(rows: list[dict[str, Any]], profile: str) -> list[str]:
+    hit, pre = f"hit {profile[:6]}", f"prefill/q {profile[:6]}"
+    head = f"{'run':<{LABEL_W}}{'prompt tok':>11}{hit:>12}{pre:>18}{'$/q':>10}  notes"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        notes = []
+        if r["errors"]:
+            notes.append(f"{r['errors']} errors")
+        if r["status"] == "stopped":
+            notes.append("stopped (budget)")
+        line = f"{_cut(r['label'], LABEL_W - 1):<{LABEL_W}}{r['mean_prompt_tokens'] or 0:>11,.0f}"
+        line += f"{_pct(r['hit_rate'], 12)}{(r['prefill_per_q'] or 0):>18,.0f}{(r['usd_per_q'] or 0):>10.4f}"
+        lines.append(_cut(line + ("  " + ", ".join(notes) if notes else ""), WIDTH))
+    lines.append(f"prompt tok: mean Actor prompt · hit: simulated {profile} cache · prefill/q: uncached input tokens")
+    return lines
+
+
+def format_summary(rows: list[dict[str, Any]], profile: str, n_dataset: int | None = None,
+                   split: str | None = None) -> str:
+    """The summary block: accuracy table, cost table, the labels that need explaining, notes. Every line fits
+    100 columns."""
+    out = accuracy_table(rows) + [""] + cost_table(rows, profile)
+    explain = [r for r in rows if r["label"] != r["strategy"]]
+    if explain:
+        out.append("")
+        out += [_cut(f"{r['label']} = {r['details']}", WIDTH) for r in explain]
+    if any((r["actor"] or "").startswith("offline/") for r in rows):
+        out.append("offline engine: rule-based stand-ins, NOT an LLM: accuracy and $ are not any model's.")
+    if n_dataset is not None and split:
+        out.append(f"dataset: {split}, {n_dataset} questions · more: `ombench report`, per question: `ombench view`")
+    return "\n".join(_cut(line, WIDTH) for line in out)
+
+
+def empty_memory_warnings(db_path: str | Path, rows: list[dict[str, Any]] | None = None) -> list[str]:
+    """One warning per run with questions answered while memory held nothing (event `question_memory_empty`, set
+    by bench.runner.question.mark_question_memory), naming the run by its short label (`rows`: the summary's, else
+    read); each warning is two lines that fit 100 columns."""
     from bench.runner.question import QUESTION_MEMORY_EMPTY
     from bench.store import Results
 
+    rows = rows if rows is not None else summary_rows(db_path)[0]
     with Results(db_path) as res:
-        turns, runs = res.turns(), res.headline(run_keys)
+        turns = res.turns()
     out = []
-    for h in runs.itertuples():
-        t = turns[turns.run_key == h.run_key]
+    for r in rows:
+        t = turns[turns.run_key == r["run_key"]]
         flagged = t[t.events.fillna("").str.split(",").apply(lambda e: QUESTION_MEMORY_EMPTY in e)]
         n, total = flagged.question_id.nunique(), t.question_id.nunique()
         if n:
-            out.append(f"warning: {h.name}: {n} of {total} questions were answered with an empty memory (nothing "
-                       "observed before the question; strategies.om.params.finalize=true observes what is left)")
+            out.append(f"warning: {r['label']}: {n} of {total} questions were answered with an empty memory\n"
+                       "  (nothing observed before the question; strategies.om.params.finalize=true observes what "
+                       "is left)")
     return out
 
 
-def print_summary(db_path: str | Path, run_keys: list[str] | None, n_dataset: int | None = None, split: str | None = None) -> None:
-    rows, profiles = summary_rows(db_path, run_keys)
-    table = per_type_table(db_path, run_keys)
-    if table:
-        print(table + "\n")
-    print(format_summary(rows, profiles, n_dataset, split))
-    for line in empty_memory_warnings(db_path, run_keys):
-        print(line)
+def print_summary(db_path: str | Path, run_keys: list[str] | None, n_dataset: int | None = None,
+                  split: str | None = None, profile: str = "openai", *, to_log: bool = True) -> None:
+    """Print the summary and (`to_log`) keep it in the run log."""
+    from bench.runner.runlog import emit
+
+    rows, prof = summary_rows(db_path, run_keys, profile)
+    text = format_summary(rows, prof, n_dataset, split)
+    warnings = empty_memory_warnings(db_path, rows)
+    if warnings:
+        text += "\n" + "\n".join(warnings)
+    emit(text) if to_log else print(text)

@@ -1,4 +1,7 @@
-"""A small but complete results database: OM (two thresholds), full-context, and an imported system."""
+"""A small but complete results database: OM (two thresholds), full-context, and an imported system.
+
+Written through the store's contract like a real run: OM turns carry the memory/raw split, OM questions their
+memory view, the answer and judge calls their texts, full-context a second judge, OM at 30k three judge repeats."""
 
 from __future__ import annotations
 
@@ -6,7 +9,16 @@ import random
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from bench.store import CallRow, JudgmentRow, QuestionResult, RunManifest, SampleRow, Store, TurnRow
+from bench.store import (
+    CallRow,
+    JudgmentRow,
+    MemoryRow,
+    QuestionResult,
+    RunManifest,
+    SampleRow,
+    Store,
+    TurnRow,
+)
 
 TYPES = ["single-session-user", "single-session-preference", "single-session-assistant", "multi-session",
          "temporal-reasoning", "knowledge-update"]
@@ -14,22 +26,25 @@ ABBR = {"single-session-user": "ssu", "single-session-preference": "ssp", "singl
         "multi-session": "ms", "temporal-reasoning": "tr", "knowledge-update": "ku"}
 QIDS = [(f"q{ABBR[t]}{i}" + ("_abs" if i == 1 and t in ("multi-session", "knowledge-update") else ""), t)
         for t in TYPES for i in range(2)]
+OBSERVATIONS = "Date: May 1, 2023\n* (10:00) User said their cat is named Luna."
 
 
 def _turns(strategy: str, n: int = 30) -> list[TurnRow]:
-    out, size = [], 0
+    out, size, mem = [], 0, 0
     for i in range(n):
+        ev: list[str] = []
         if strategy == "om":
             size = size + 900
-            ev = []
             if size > 6000:  # observe and shrink: the sawtooth
-                size, ev = 1500, ["observe"]
+                size, mem, ev = 1500 + mem // 4, mem + 600, ["observe"]
         else:
-            size, ev = size + 900, []
+            size = size + 900
         cached = 0 if ev else max(size - 900, 0)
+        split = {"memory_tokens": mem, "raw_tokens": size - mem, "generation": 0} if strategy == "om" else {}
         out.append(TurnRow(turn=i, sim_time=datetime(2023, 5, 1) + timedelta(minutes=i), prompt_tokens=size,
                            events=tuple(ev), cache={"openai": {"cached": cached, "prefill": size - cached},
-                                                    "anthropic": {"cached": cached // 2, "prefill": size - cached // 2}}))
+                                                    "anthropic": {"cached": cached // 2, "prefill": size - cached // 2}},
+                           **split))
     return out
 
 
@@ -44,7 +59,7 @@ def build_small_db(path: Path, seed: int = 0) -> dict[str, dict[str, bool]]:
     labels: dict[str, dict[str, bool]] = {}
     with Store(path) as store:
         for rk, (strategy, om, p) in runs.items():
-            cfg = {"strategy": {"name": strategy, **({"om": om} if om else {})}, "api_key": "sk-secretsecretsecret0"}
+            cfg = {"strategies": {strategy: {"name": strategy, "params": om or {}}}, "api_key": "sk-secretsecretsecret0"}
             store.upsert_run(RunManifest(run_key=rk, name=rk, strategy=strategy, config=cfg, n_questions_planned=500,
                                          actor_model="offline/echo", judge_model="offline/judge",
                                          dataset_name="longmemeval_s", tokenizer="o200k_base"))
@@ -56,18 +71,30 @@ def build_small_db(path: Path, seed: int = 0) -> dict[str, dict[str, bool]]:
                 last = turns[-1]
                 size = last.prompt_tokens or 0
                 calls = [{"role": "actor", "model": "offline/echo", "phase": "answer", "prompt_tokens": size,
-                          "completion_tokens": 20, "cost_usd": size * 1e-6,
+                          "completion_tokens": 20, "cost_usd": size * 1e-6, "latency_s": 0.5 + rnd.random(),
+                          "messages": [{"role": "user", "content": f"Question {qid}?"}], "response": f"answer {qid}",
                           "cache": {k: {**v, "write": 0, "cost_usd": v["prefill"] * 1e-6} for k, v in last.cache.items()}},
-                         {"role": "judge", "model": "offline/judge", "phase": "judge", "prompt_tokens": 200, "cost_usd": 1e-4}]
+                         {"role": "judge", "model": "offline/judge", "phase": "judge", "prompt_tokens": 200,
+                          "cost_usd": 1e-4, "latency_s": 0.2, "messages": [{"role": "user", "content": "Judge it"}],
+                          "response": "yes" if lab else "no"}]
                 if strategy == "om":
                     calls.insert(0, {"role": "observer", "model": "offline/obs", "phase": "ingest", "prompt_tokens": 5000,
-                                     "cost_usd": 5e-3, "cache": {"openai": {"cached": 0, "prefill": 5000, "write": 0}}})
+                                     "cost_usd": 5e-3, "latency_s": 2.0,
+                                     "cache": {"openai": {"cached": 0, "prefill": 5000, "write": 0}}})
+                second = (lab if rnd.random() < 0.8 else not lab) if strategy == "full_context" else None
                 sample = SampleRow(question_id=qid, question_type=qtype, hypothesis=f"answer {qid}", label=lab,
                                    label_strict=lab, judge_raw="yes" if lab else "no", judge_model="offline/judge",
-                                   cost_usd=sum(float(c["cost_usd"]) for c in calls))
+                                   cost_usd=sum(float(c["cost_usd"]) for c in calls), question=f"Question {qid}?",
+                                   gold_answer="Luna", question_date="2023/05/30 (Tue) 23:40", label_second=second,
+                                   judge_second_raw=None if second is None else ("yes" if second else "no"),
+                                   judge_second_model=None if second is None else "offline/judge2")
+                reps = [lab, lab, not lab if qid.startswith("qms") else lab] if rk == "om-30k" else [lab]
+                memory = [MemoryRow(0, "observations", OBSERVATIONS, 1, 20), MemoryRow(1, "initial", "older log", 0, 5)] \
+                    if strategy == "om" else []
                 store.write_question(rk, QuestionResult(
                     sample, [CallRow(call_idx=i, **c) for i, c in enumerate(calls)], turns,
-                    [JudgmentRow(repeat_idx=0, raw="yes" if lab else "no", label=lab, judge_model="offline/judge")]))
+                    [JudgmentRow(repeat_idx=k, raw="yes" if x else "no", label=x, judge_model="offline/judge")
+                     for k, x in enumerate(reps)], memory=memory))
             store.finish_run(rk)
         # An imported external system: accuracy only.
         ext = {qid: rnd.random() < 0.8 for qid, _ in QIDS}
@@ -78,3 +105,7 @@ def build_small_db(path: Path, seed: int = 0) -> dict[str, dict[str, bool]]:
                 question_id=qid, question_type=qtype, label=ext[qid], judge_model="gpt-4o-2024-08-06")))
         labels["external:zep"] = ext
     return labels
+
+
+# the labels the report and summary give these runs
+LABELS = {"fc": "full_context", "om-10k": "om#1", "om-30k": "om#2", "external:zep": "zep"}

@@ -7,7 +7,7 @@ import pytest
 
 from bench.runner.app import run_job
 from bench.store import Results
-from tests.runner.helpers import compose_cfg
+from tests.helpers.runner import compose_cfg
 
 PRICE = {"input_cost_per_token": 1e-5, "output_cost_per_token": 3e-5}
 

@@ -13,11 +13,11 @@ import bench.evaluate.answer as answer_mod
 import bench.runner.app as app_mod
 import bench.runner.experiment as experiment_mod
 from bench.gateway import GatewayError
-from bench.report.build import _headline
+from bench.report.tables import headline
 from bench.report.data import load as load_report_data
 from bench.runner.app import run_job
 from bench.runner.checkpoint import CHECKPOINT_FORMAT, CheckpointStore
-from bench.runner.summary import format_summary, per_type_table, summary_rows
+from bench.runner.summary import format_summary, summary_rows
 from bench.store import Results, merge_shards
 from tests.helpers.runner import compose_cfg
 
@@ -40,18 +40,17 @@ def test_runs_record_provenance_and_summary_tells_datasets_apart(tmp_path) -> No
         assert run.extra["spec"]["actor"]["model"] == "offline/reader"  # the rest of the manifest, kept
     assert len({r.dataset_name for r in runs if r}) == 2 and len({r.name for r in runs if r}) == 1
 
-    rows, profiles = summary_rows(db)
-    lines = format_summary(rows, profiles).splitlines()[2:4]
-    assert len(set(lines)) == 2 and all(line.startswith("quick") for line in lines)
+    rows, profile = summary_rows(db)
+    labels = [r["label"] for r in rows]
+    assert len(set(labels)) == 2 and all(label.startswith("om@synthetic:") for label in labels)  # told apart
+    text = format_summary(rows, profile)
+    assert all(len(line) <= 100 for line in text.splitlines())
     assert {r["dataset"] for r in rows} == {f"synthetic:{r.dataset_sha256[:8]}" for r in runs if r and r.dataset_sha256}
-    header = per_type_table(db).splitlines()[0].split()
-    assert len(set(header[2:])) == 2  # one column per run, named apart by dataset
 
-    data = load_report_data(db)  # the report's tables and figure legends use these labels and columns
-    labels = [r.label for r in data.runs]
-    assert len(set(labels)) == 2 and all(label.startswith("quick/om @synthetic:") for label in labels)
-    _, header, table = next(b for b in _headline(data) if b[0] == "table")
-    assert header[2] == "dataset" and len({row[2] for row in table}) == 2
+    data = load_report_data(db)  # the report's tables and figure legends use the same labels
+    assert sorted(r.label for r in data.runs) == sorted(labels)
+    _, header, table = next(b for b in headline(data) if b[0] == "table")
+    assert header[0] == "run" and len({row[0] for row in table}) == 2
 
 
 def test_checkpoint_restored_reaches_the_store(tmp_path) -> None:

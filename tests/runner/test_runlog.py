@@ -9,7 +9,7 @@ import time
 import pytest
 
 from bench.runner.runlog import log_config
-from tests.runner.helpers import ombench
+from tests.helpers.runner import ombench
 
 
 def test_resolved_config_is_logged_with_secrets_scrubbed(caplog):

@@ -21,10 +21,18 @@ def _db_counts(db) -> tuple[int, int, int]:
 @pytest.mark.slow  # ombench subprocesses: a 2-job joblib sweep, run twice
 def test_joblib_sweep_merges_and_rerun_adds_nothing(tmp_path) -> None:
     args = ["run", "-m", "experiment=om_threshold_sweep", "dataset.limit=2", "hydra/launcher=joblib",
-            "hydra.launcher.n_jobs=2", f"output.dir={tmp_path}", "run.progress=off", "output.report=false",
+            "hydra.launcher.n_jobs=2", f"output.dir={tmp_path}", "run.progress=off", "output.report=true",
             "strategies.om.params.message_tokens=1500,3000", "strategies.om.params.observation_tokens=1000,4000"]
     first = ombench(*args)
     assert first.returncode == 0, first.stderr[-2000:]
+    # the sweep's report draws the threshold figure from strategies.om.params; the summary fits 100 columns
+    # with short labels, each explained on its own line by its swept settings
+    assert (tmp_path / "report" / "threshold_sweep.png").stat().st_size > 5000
+    assert "![OM threshold sweep" in (tmp_path / "report" / "report.md").read_text()
+    summary = first.stdout.split("questions added or retried")[1].splitlines()[1:]
+    assert summary and all(len(line) <= 100 for line in summary)
+    assert {f"om#{i}" for i in range(1, 5)} <= {line.split()[0] for line in first.stdout.splitlines() if line.strip()}
+    assert "om#1 = om_threshold_sweep; limit=2, message_tokens=1500, observation_tokens=1000" in first.stdout
     runs, samples, calls = _db_counts(tmp_path / "bench.duckdb")
     assert (runs, samples) == (4, 8) and calls > 0
     con = duckdb.connect(str(tmp_path / "bench.duckdb"), read_only=True)

@@ -1,0 +1,93 @@
+"""Short run labels and one colour per strategy, shared by the console summary, the report and the viewer.
+
+Labels stay short whatever the run names (sweep jobs are named by their overrides: hundreds of characters):
+the strategy alone when it tells a run apart, else `<strategy>@<dataset>` when datasets tell them apart, else
+`<strategy>#<n>`. A legend (`details`) maps each label to the full name and the swept settings."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+MAX_LABEL = 20
+
+# Fixed colours for the strategies that ship (tab10 hues); any other name gets a stable colour from its hash.
+_FIXED = {"full_context": "#1f77b4", "rag": "#2ca02c", "compaction": "#9467bd", "om": "#d62728",
+          "oracle": "#7f7f7f", "external": "#8c564b"}
+_EXTRA = ("#ff7f0e", "#17becf", "#bcbd22", "#e377c2", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173",
+          "#3182bd", "#e6550d", "#31a354")
+
+
+@dataclass(frozen=True)
+class RunId:
+    """What labels are made from: a run's key, experiment name, strategy key (as configured), registered
+    strategy kind, and dataset label."""
+
+    run_key: str
+    name: str
+    strategy: str
+    kind: str = ""
+    dataset: str | None = None
+
+
+def strategy_color(kind: str) -> str:
+    """A colour per strategy kind, the same in every figure and page (hex)."""
+    if kind.startswith("external"):
+        return _FIXED["external"]
+    if kind in _FIXED:
+        return _FIXED[kind]
+    h = int.from_bytes(hashlib.blake2b(kind.encode(), digest_size=4).digest(), "big")
+    return _EXTRA[h % len(_EXTRA)]
+
+
+def shade(hex_color: str, i: int, n: int) -> str:
+    """The i-th of n shades of a colour (i = 0 is the colour itself; later ones lighter), for several runs of
+    one strategy in one figure."""
+    if n <= 1 or i == 0:
+        return hex_color
+    r, g, b = (int(hex_color[k:k + 2], 16) for k in (1, 3, 5))
+    f = 0.65 * i / (n - 1)
+    r, g, b = (round(c + (255 - c) * f) for c in (r, g, b))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def _cut(s: str, n: int = MAX_LABEL) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def short_labels(runs: Sequence[RunId]) -> dict[str, str]:
+    """run_key -> a label of at most MAX_LABEL characters, unique among `runs`, stable for the same set."""
+    base = {r.run_key: _cut(r.strategy.removeprefix("external:"), MAX_LABEL - 4) for r in runs}
+    out: dict[str, str] = {}
+    groups: dict[str, list[RunId]] = {}
+    for r in runs:
+        groups.setdefault(base[r.run_key], []).append(r)
+    for b, group in groups.items():
+        if len(group) == 1:
+            out[group[0].run_key] = b
+            continue
+        by_ds = {f"{b}@{r.dataset or '-'}" for r in group}
+        if len(by_ds) == len(group) and all(len(x) <= MAX_LABEL for x in by_ds):
+            out.update({r.run_key: f"{b}@{r.dataset or '-'}" for r in group})
+            continue
+        ordered = sorted(group, key=lambda r: (r.name, r.dataset or "", r.run_key))
+        out.update({r.run_key: f"{b}#{i + 1}" for i, r in enumerate(ordered)})
+    return out
+
+
+def swept(name: str) -> str:
+    """The overrides a sweep job was named with (`exp[a.b.c=1,d.e=2]` -> `c=1, e=2`), "" for a plain name."""
+    m = re.search(r"\[(.*)\]$", name or "")
+    if not m:
+        return ""
+    parts = [p for p in m.group(1).split(",") if p]
+    return ", ".join(p.split("=", 1)[0].rsplit(".", 1)[-1] + "=" + p.split("=", 1)[1] if "=" in p else p for p in parts)
+
+
+def details(r: RunId, **extra: Any) -> str:
+    """The legend text of a run: experiment name (without the sweep suffix), swept settings, dataset, key."""
+    name = re.sub(r"\[.*\]$", "", r.name or "")
+    bits = [name, swept(r.name), r.dataset or "", *(f"{k} {v}" for k, v in extra.items() if v), r.run_key]
+    return "; ".join(b for b in bits if b)

@@ -1,0 +1,188 @@
+"""The report's tables, as blocks (`("h", level, text)`, `("p", text)`, `("table", header, rows)`), each section
+from `ReportData` alone. Sections are listed in `SECTIONS`; `build` runs each one so a failing section becomes a
+one-line note instead of stopping the report."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable
+
+import pandas as pd
+
+from bench.evaluate.metrics import TYPE_ORDER, Acc, judge_agreement, paired_compare, self_consistency
+from bench.report.data import ReportData
+from bench.report.labels import details
+from bench.report.plotting import SHORT
+
+Block = tuple[Any, ...]
+
+
+def pct(a: Acc, note: str = "") -> str:
+    if not a.n:
+        return "n/a"
+    return f"{100 * a.acc:.1f}% [{100 * a.ci_low:.1f}, {100 * a.ci_high:.1f}]{note}"
+
+
+def _num(v: Any) -> float | None:
+    return None if v is None or (isinstance(v, float) and v != v) or v is pd.NA else float(v)
+
+
+def headline(d: ReportData) -> list[Block]:
+    rows = []
+    hit = dict(zip(d.cache.run_key, d.cache.hit_rate)) if not d.cache.empty else {}
+    if not d.cache.empty:
+        c = d.cache[d.cache.profile == d.profile]
+        hit = dict(zip(c.run_key, c.hit_rate))
+    pre = {}
+    if not d.prefill.empty:
+        pf = d.prefill[d.prefill.profile == d.profile]
+        pre = dict(zip(pf.run_key, pf.prefill_per_question))
+    cost = {r.run_key: (r.cost_per_question, r.cost_per_correct) for r in d.cost.itertuples()} if not d.cost.empty else {}
+    for r in d.runs:
+        m = d.metrics[r.run_key]
+        macro = "n/a" if m.task_averaged != m.task_averaged else f"{100 * m.task_averaged:.1f}%"
+        h, p = _num(hit.get(r.run_key)), _num(pre.get(r.run_key))
+        cq, cc = (_num(x) for x in cost.get(r.run_key, (None, None)))
+        rows.append([
+            r.label + (f" [{r.tag}]" if r.tag else ""), r.kind,
+            f"{m.overall.n}" + (f" of {r.n_planned}" if r.n_planned else ""), pct(m.overall), macro,
+            pct(m.abstention), "" if r.external or h is None else f"{100 * h:.1f}%",
+            "" if r.external or p is None else f"{p:,.0f}", "" if r.external or cq is None else f"${cq:.4f}",
+            "" if r.external or cc is None else f"${cc:.4f}",
+        ])
+    header = ["run", "strategy", "judged", "overall (micro) [95% CI]", "task-averaged (macro)", "abstention",
+              f"cache hit ({d.profile})", f"prefill / question ({d.profile})", "cost / question", "cost / correct"]
+    out: list[Block] = [("h", 2, "Headline"), ("table", header, rows)]
+    if any(r.offline for r in d.runs):
+        out.append(("p", "Runs marked [offline engine] used the scripted offline model (not an LLM): their accuracy "
+                         "says nothing about a real model; their token and cache numbers are real."))
+    if any(r.external for r in d.runs):
+        out.append(("p", "Runs marked [external] are imported eval-results of other systems: accuracy only, judged "
+                         "by their own judge, no cost or cache numbers."))
+    return out
+
+
+def legend(d: ReportData) -> list[Block]:
+    rows = [[r.label, r.kind, details(r.run_id()), r.actor_model or "", r.judge_model or "", r.status or ""]
+            for r in d.runs]
+    return [("h", 2, "Runs (labels used in every table and figure)"),
+            ("table", ["label", "strategy", "experiment; swept settings; dataset; run key", "actor", "judge",
+                       "status"], rows)]
+
+
+def per_type(d: ReportData) -> list[Block]:
+    types = [t for t in TYPE_ORDER if any(t in d.metrics[r.run_key].per_type for r in d.runs)]
+    types += sorted({t for r in d.runs for t in d.metrics[r.run_key].per_type} - set(types))
+    rows = []
+    for r in d.runs:
+        m = d.metrics[r.run_key]
+        if not m.overall.n:
+            continue
+        rows.append([r.label] + [f"{100 * m.per_type[t].acc:.1f}% ({m.per_type[t].n})" if t in m.per_type else "-"
+                                 for t in types])
+    if not rows:
+        return []
+    return [("h", 2, "Accuracy by question type (n judged)"),
+            ("table", ["run", *[SHORT.get(t, t) for t in types]], rows),
+            ("p", "SSU single-session-user, SSP single-session-preference, SSA single-session-assistant, "
+                  "MS multi-session, TR temporal-reasoning, KU knowledge-update (abstention items stay in their type).")]
+
+
+def paired(d: ReportData, limit: int = 12) -> list[Block]:
+    labels = {}
+    for r in d.runs:
+        s = d.samples[(d.samples.run_key == r.run_key) & d.samples.label.notna()]
+        if len(s):
+            labels[r.run_key] = dict(zip(s.question_id, s.label.astype(bool)))
+    rows = []
+    for a, b in itertools.combinations(list(labels)[:limit], 2):
+        if not set(labels[a]) & set(labels[b]):
+            continue
+        c = paired_compare(labels[a], labels[b])
+        rows.append([d.label(a), d.label(b), str(c.n), f"{100 * c.diff:+.1f}",
+                     f"[{100 * c.ci_low:+.1f}, {100 * c.ci_high:+.1f}]", f"{c.only_a}/{c.only_b}", f"{c.mcnemar_p:.3g}"])
+    if not rows:
+        return []
+    return [("h", 2, "Paired comparisons (same question ids)"),
+            ("table", ["A", "B", "n", "A−B (points)", "bootstrap 95% CI", "only A / only B", "McNemar exact p"], rows)]
+
+
+def latency(d: ReportData) -> list[Block]:
+    lat = d.latency
+    if lat.empty:
+        return []
+    rows = [[d.label(x.run_key), x.role, str(int(x.n_calls)), f"{x.p50_s:.2f}", f"{x.p95_s:.2f}"]
+            for x in lat.itertuples()]
+    return [("h", 2, "Latency per model role (real calls answered by the provider)"),
+            ("table", ["run", "role", "calls", "p50 (s)", "p95 (s)"], rows)]
+
+
+def costs(d: ReportData) -> list[Block]:
+    c = d.cost_by_role
+    if c.empty:
+        return []
+    nq = {r.run_key: max(1, d.metrics[r.run_key].n_rows) for r in d.runs}
+    rows = [[d.label(x.run_key), x.role, str(int(x.n_calls)), f"{int(x.prompt_tokens or 0):,}",
+             f"{int(x.completion_tokens or 0):,}", f"${float(x.cost_usd or 0):.4f}",
+             f"${float(x.cost_usd or 0) / nq.get(x.run_key, 1):.5f}", str(int(x.retries or 0)),
+             str(int(x.response_cache_hits or 0))] for x in c.itertuples()]
+    note = ("List prices from litellm's price map; a response-cache hit is counted at the original call's price. "
+            "Offline-engine calls cost $0.")
+    return [("h", 2, "Cost by model role"),
+            ("table", ["run", "role", "calls", "prompt tokens", "output tokens", "USD", "USD / question", "retries",
+                       "response-cache hits"], rows), ("p", note)]
+
+
+def events(d: ReportData) -> list[Block]:
+    e = d.events
+    if e.empty:
+        return []
+    names = sorted(set(e.event))
+    cell = {(x.run_key, x.event): f"{int(x.n_turns)} ({int(x.n_questions)})" for x in e.itertuples()}
+    rows = [[r.label] + [cell.get((r.run_key, n), "-") for n in names] for r in d.runs
+            if any((r.run_key, n) in cell for n in names)]
+    return [("h", 2, "Memory events per run: turns with the event (questions)"), ("table", ["run", *names], rows)]
+
+
+def retrieval(d: ReportData) -> list[Block]:
+    rt = d.retrieval
+    if rt.empty:
+        return []
+    rows = [[d.label(x.run_key), x.level, str(int(x.k)), str(int(x.n_questions)), f"{x.recall_any:.3f}",
+             f"{x.recall_all:.3f}", f"{x.ndcg_any:.3f}"] for x in rt.itertuples()]
+    return [("h", 2, "Retrieval (LongMemEval recall_any@k, recall_all@k, NDCG@k)"),
+            ("table", ["run", "level", "k", "questions", "recall_any", "recall_all", "ndcg_any"], rows),
+            ("p", "Scored by the harness from answer_session_ids and has_answer (never shown to the system), over "
+                  "the items the strategy retrieved at question time; abstention questions and those without a "
+                  "user-side evidence turn are left out, as in LongMemEval's src/retrieval. Levels: turn (rounds), "
+                  "turn_session (rounds mapped to their sessions), session.")]
+
+
+def judges(d: ReportData, max_ids: int = 20) -> list[Block]:
+    rows = []
+    jl = d.judge_labels
+    for r in d.runs:
+        s = jl[(jl.run_key == r.run_key) & jl.label_second.notna()] if not jl.empty else jl
+        if len(s):
+            a = judge_agreement(dict(zip(s.question_id, s.label.astype(bool))),
+                                dict(zip(s.question_id, s.label_second.astype(bool))))
+            ids = ", ".join(a.disagree_ids[:max_ids]) + (" …" if len(a.disagree_ids) > max_ids else "")
+            kappa = "n/a (one verdict throughout)" if a.kappa != a.kappa else f"{a.kappa:.3f}"
+            rows.append([r.label, f"second judge {s.judge_second_model.iloc[0]}", str(a.n), f"{100 * a.rate:.1f}%",
+                         kappa, ids or "-"])
+        rp = d.judge_repeats[d.judge_repeats.run_key == r.run_key] if not d.judge_repeats.empty else d.judge_repeats
+        sc = self_consistency(rp.groupby("question_id").label.apply(list).to_dict()) if len(rp) else None
+        if sc is not None:
+            ids = ", ".join(sc.split_ids[:max_ids]) + (" …" if len(sc.split_ids) > max_ids else "")
+            rows.append([r.label, "repeats of one judge", str(sc.n), f"{100 * sc.unanimous:.1f}% unanimous",
+                         f"mean agreement {100 * sc.mean_agreement:.1f}%", ids or "-"])
+    if not rows:
+        return []
+    return [("h", 2, "Judge agreement"),
+            ("table", ["run", "compared", "questions", "agreement", "Cohen's kappa / consistency",
+                       "disagreeing ids"], rows)]
+
+
+SECTIONS: tuple[Callable[[ReportData], list[Block]], ...] = (
+    headline, legend, per_type, paired, judges, costs, latency, events, retrieval,
+)
