@@ -1,0 +1,173 @@
+"""The sections of a question page, in order. Each is a function of the question's data that returns a
+`Section` (its title, its template under templates/sections/ and the values the template reads) or None when it
+has nothing to show. A new section (issue 14's memory diagnostics, say) is one function here, one template, and
+its name in `SECTIONS`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pandas as pd
+
+from bench.store.contract import MemoryRow
+from bench.view.svg import Marks, Series, line_chart
+
+
+@dataclass
+class RunMeta:
+    run_key: str
+    label: str
+    kind: str
+    color: str
+    name: str
+    slug: str
+    dataset: str | None = None
+    actor_model: str | None = None
+    offline: bool = False
+
+
+@dataclass
+class QuestionData:
+    """Everything the store holds about one question of one run."""
+
+    run: RunMeta
+    sample: dict[str, Any]
+    calls: pd.DataFrame
+    texts: dict[int, tuple[list[dict[str, Any]] | None, str | None]]
+    turns: pd.DataFrame
+    memory: list[MemoryRow]
+    retrieval: pd.DataFrame
+    judgments: pd.DataFrame
+    profiles: list[str]
+    max_chars: int = 20000  # per message or memory item; 0 = everything
+
+    def clip(self, text: str | None) -> tuple[str, int]:
+        """The text to show and how many characters were left out of its middle."""
+        text = text or ""
+        if not self.max_chars or len(text) <= self.max_chars:
+            return text, 0
+        half = self.max_chars // 2
+        return text[:half] + "\n\n[…]\n\n" + text[-half:], len(text) - 2 * half
+
+
+@dataclass
+class Section:
+    key: str  # the HTML id of the section
+    title: str
+    template: str  # under templates/sections/
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+def _verdict(v: Any) -> str:
+    return "unjudged" if v is None or v != v else ("correct" if bool(v) else "wrong")
+
+
+def question(q: QuestionData) -> Section:
+    s = q.sample
+    return Section("question", "Question and verdict", "question.html", {
+        "s": s, "verdict": _verdict(s.get("label")), "strict": _verdict(s.get("label_strict")),
+        "second": None if s.get("label_second") is None else _verdict(s.get("label_second")),
+    })
+
+
+def _messages(q: QuestionData, msgs: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    out = []
+    for m in msgs or []:
+        content = m.get("content")
+        text, cut = q.clip(content if isinstance(content, str) else str(content))
+        out.append({"role": m.get("role", "?"), "text": text, "cut": cut, "chars": len(str(content or ""))})
+    return out
+
+
+def _calls_of(q: QuestionData, phase: str) -> list[dict[str, Any]]:
+    if q.calls.empty:
+        return []
+    rows = q.calls[(q.calls.phase == phase) & ~q.calls.simulated.fillna(False).astype(bool)]
+    out = []
+    for c in rows.itertuples():
+        msgs, reply = q.texts.get(int(c.call_idx), (None, None))
+        out.append({"idx": int(c.call_idx), "role": c.role, "model": c.model, "messages": _messages(q, msgs),
+                    "reply": reply, "kept": msgs is not None or reply is not None})
+    return out
+
+
+def judge(q: QuestionData) -> Section | None:
+    calls = _calls_of(q, "judge")
+    reps = [{"idx": int(j.repeat_idx), "model": j.judge_model, "raw": j.raw, "label": _verdict(j.label)}
+            for j in q.judgments.itertuples()] if not q.judgments.empty else []
+    if not calls and not reps:
+        return None
+    return Section("judge", "Judge: prompt and verdict", "calls.html", {"calls": calls, "repeats": reps})
+
+
+def memory(q: QuestionData) -> Section:
+    items = []
+    for m in q.memory:
+        text, cut = q.clip(m.text)
+        items.append({"kind": m.kind, "generation": m.generation, "tokens": m.tokens, "text": text, "cut": cut})
+    gen = max((m.generation for m in q.memory if m.generation is not None), default=None)
+    return Section("memory", "Memory at question time", "memory.html",
+                   {"entries": items, "generation": gen, "kind": q.run.kind})
+
+
+def retrieval(q: QuestionData) -> Section | None:
+    if q.retrieval.empty:
+        return None
+    return Section("retrieval", "Retrieval (LongMemEval recall@k, scored by the harness)", "retrieval.html",
+                   {"rows": q.retrieval.to_dict("records")})
+
+
+def actor_prompt(q: QuestionData) -> Section | None:
+    calls = _calls_of(q, "answer")
+    if not calls:
+        return None
+    return Section("actor", "Actor: question-time prompt and answer", "calls.html", {"calls": calls, "repeats": []})
+
+
+def replay(q: QuestionData) -> Section | None:
+    t = q.turns.dropna(subset=["prompt_tokens"]) if not q.turns.empty else q.turns
+    if t.empty:
+        return None
+    xs = [float(x) for x in t.turn]
+    ev = [(float(r.turn), float(r.prompt_tokens), str(r.events)) for r in t.itertuples() if r.events]
+    size = line_chart([Series("Actor prompt tokens", xs, [float(y) for y in t.prompt_tokens], q.run.color)],
+                      Marks(ev, "#000"), y_label="Actor prompt tokens")
+    split = ""
+    if "memory_tokens" in t and t.memory_tokens.notna().any():
+        split = line_chart([Series("memory (observation log)", xs, [float(v) for v in t.memory_tokens.fillna(0)],
+                                   q.run.color),
+                            Series("raw messages", xs, [float(v) for v in t.raw_tokens.fillna(0)], "#bbbbbb")],
+                           y_label="tokens in the Actor context", stacked=True)
+    counts: dict[str, int] = {}
+    for _, _, e in ev:
+        for name in e.split(","):
+            counts[name] = counts.get(name, 0) + 1
+    return Section("replay", "Prompt size over the replay", "replay.html",
+                   {"size": size, "split": split, "events": sorted(counts.items()), "n_turns": len(t)})
+
+
+def cache(q: QuestionData) -> Section | None:
+    if q.calls.empty:
+        return None
+    rows = []
+    for c in q.calls.to_dict("records"):
+        per = {}
+        for p in q.profiles:
+            cached = c.get(f"{p}_cached")
+            if cached is not None and cached == cached and c.get("prompt_tokens"):
+                per[p] = f"{100 * float(cached) / float(c['prompt_tokens']):.0f}%"
+        rows.append({**c, "hits": per})
+    real = [r for r in rows if not r.get("simulated")]
+    sim = [r for r in rows if r.get("simulated")]
+    return Section("cache", "Calls and simulated cache hits", "cache.html",
+                   {"real": real, "sim": sim, "profiles": q.profiles})
+
+
+SECTIONS: tuple[Callable[[QuestionData], Section | None], ...] = (
+    question, judge, memory, retrieval, actor_prompt, replay, cache,
+)
+
+
+def sections(q: QuestionData) -> list[Section]:
+    return [s for s in (f(q) for f in SECTIONS) if s is not None]
