@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-MAX_LABEL = 20
+MAX_LABEL = 24
 
 # Fixed colours for the strategies that ship (tab10 hues); any other name gets a stable colour from its hash.
 _FIXED = {"full_context": "#1f77b4", "rag": "#2ca02c", "compaction": "#9467bd", "om": "#d62728",

@@ -16,7 +16,7 @@ from bench.report.labels import RunId, details, short_labels
 from bench.report.plotting import SHORT
 
 WIDTH = 100
-LABEL_W = 21
+LABEL_W = 25
 
 
 def _opt(v: Any) -> Any:
@@ -98,8 +98,8 @@ def accuracy_table(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def cost_table(rows: list[dict[str, Any]], profile: str) -> list[str]:
-    hit, pre = f"hit {profile[:6]}", f"prefill/q {profile[:6]}"
-    head = f"{'run':<{LABEL_W}}{'prompt tok':>11}{hit:>12}{pre:>18}{'$/q':>10}  notes"
+    hit = f"hit {profile[:7]}"
+    head = f"{'run':<{LABEL_W}}{'prompt tok':>11}{hit:>12}{'prefill/q':>12}{'$/q':>10}  notes"
     lines = [head, "-" * len(head)]
     for r in rows:
         notes = []
@@ -108,9 +108,9 @@ def cost_table(rows: list[dict[str, Any]], profile: str) -> list[str]:
         if r["status"] == "stopped":
             notes.append("stopped (budget)")
         line = f"{_cut(r['label'], LABEL_W - 1):<{LABEL_W}}{r['mean_prompt_tokens'] or 0:>11,.0f}"
-        line += f"{_pct(r['hit_rate'], 12)}{(r['prefill_per_q'] or 0):>18,.0f}{(r['usd_per_q'] or 0):>10.4f}"
+        line += f"{_pct(r['hit_rate'], 12)}{(r['prefill_per_q'] or 0):>12,.0f}{(r['usd_per_q'] or 0):>10.4f}"
         lines.append(_cut(line + ("  " + ", ".join(notes) if notes else ""), WIDTH))
-    lines.append(f"prompt tok: mean Actor prompt · hit: simulated {profile} cache · prefill/q: uncached input tokens")
+    lines.append(f"prompt tok: mean Actor prompt · hit, prefill/q: simulated {profile} cache, uncached input/question")
     return lines
 
 

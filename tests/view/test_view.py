@@ -13,6 +13,8 @@ import pytest
 from bench.cli import main
 from bench.store import Results
 
+pytestmark = pytest.mark.slow  # a real run, then a real browser
+
 
 class _Links(HTMLParser):
     def __init__(self) -> None:
@@ -31,7 +33,7 @@ class _Links(HTMLParser):
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     from bench.runner.app import run_job
-    from tests.runner.helpers import compose_cfg
+    from tests.helpers.runner import compose_cfg
 
     tmp = tmp_path_factory.mktemp("view")
     run_job(compose_cfg(tmp, "dataset.limit=3", "run_strategies=[om,rag]", "judge.second_model=offline/judge"))
