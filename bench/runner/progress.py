@@ -75,7 +75,7 @@ class Progress:
             from rich.progress import Progress as RichProgress
 
             self._rich = RichProgress(
-                TextColumn("[bold]{task.description:<13}"), BarColumn(bar_width=24), MofNCompleteColumn(),
+                TextColumn("[bold]{task.description:<13}"), BarColumn(bar_width=12), MofNCompleteColumn(),
                 TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[stats]}"),
                 transient=False,
             )
@@ -136,7 +136,7 @@ class Progress:
 
     def note(self, text: str) -> None:
         """A line the user must see whatever the mode (the budget stop); also written to the run log."""
-        log.warning(text)
+        log.info(text)
         if self._rich is not None:
             self._rich.console.print(text, markup=False)
         else:

@@ -70,3 +70,4 @@ def test_budget_decisions():
     b.spent, b.finished = 0.8, 2  # mean 0.4: 0.8 + 0.4 > 1 and nothing in flight: stop
     assert b.decide() == "stop"
     assert Budget(None).decide() == "start"
+
