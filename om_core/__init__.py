@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # the same names as _EXPORTS, for type checkers and IDEs
-    from om_core.config import ObservationConfig, OMConfig, ReflectionConfig, RetrievalConfig
+    from om_core.config import ObservationConfig, OMConfig, ReflectionConfig, RetrievalConfig, WorkingMemoryConfig
     from om_core.context import build_actor_context
     from om_core.engine.state import Rejection, TurnContext
     from om_core.errors import (
@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # the same names as _EXPORTS, for type checkers and IDEs
     from om_core.storage.postgres import PostgresStorage
     from om_core.tokens import TokenCounter, default_counter
     from om_core.types import ContextMessage, Message, Role, ToolCall
+    from om_core.working_memory import WorkingMemory
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
@@ -52,6 +53,7 @@ _EXPORTS: dict[str, str] = {
     "ObservationConfig": "om_core.config",
     "ReflectionConfig": "om_core.config",
     "RetrievalConfig": "om_core.config",
+    "WorkingMemoryConfig": "om_core.config",
     # messages and stored state
     "Message": "om_core.types",
     "ToolCall": "om_core.types",
@@ -60,6 +62,7 @@ _EXPORTS: dict[str, str] = {
     "OMRecord": "om_core.records",
     "ThreadMeta": "om_core.records",
     "BufferedChunk": "om_core.records",
+    "WorkingMemory": "om_core.working_memory",
     # models and tokens
     "ChatModel": "om_core.llm",
     "Completion": "om_core.llm",
@@ -96,8 +99,8 @@ _EXPORTS: dict[str, str] = {
 __all__ = [  # written out for static tools; tests check it equals _EXPORTS and the TYPE_CHECKING imports
     "__version__",
     "ObservationalMemory", "TurnContext", "Rejection",
-    "OMConfig", "ObservationConfig", "ReflectionConfig", "RetrievalConfig",
-    "Message", "ToolCall", "ContextMessage", "Role", "OMRecord", "ThreadMeta", "BufferedChunk",
+    "OMConfig", "ObservationConfig", "ReflectionConfig", "RetrievalConfig", "WorkingMemoryConfig",
+    "Message", "ToolCall", "ContextMessage", "Role", "OMRecord", "ThreadMeta", "BufferedChunk", "WorkingMemory",
     "ChatModel", "Completion", "Usage", "TokenCounter", "default_counter",
     "Storage", "SQLiteStorage", "InMemoryStorage", "PostgresStorage",
     "recall", "recall_tool_schema",

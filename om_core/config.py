@@ -71,6 +71,16 @@ class RetrievalConfig:
 
 
 @dataclass(frozen=True)
+class WorkingMemoryConfig:
+    """A short block about the user (name, preferences, current projects) that the Observer keeps current
+    and the Actor sees after the observations, never in the static system block (om_core.working_memory).
+    Not a Mastra knob; off by default, so the m11/m31 profiles render exactly what Mastra renders."""
+
+    enabled: bool = False
+    max_tokens: int = 400  # cap of the block; the least recently changed lines are dropped first
+
+
+@dataclass(frozen=True)
 class OMConfig:
     profile: Profile = "m31"
     scope: Scope = "thread"
@@ -90,6 +100,7 @@ class OMConfig:
     # Not Mastra knobs (docs/om.md, "Deliberate differences"):
     degenerate_guard: bool | None = None  # None: the repetition check of m31; True turns it on for m11 too
     context_layout: ContextLayout = "mastra"  # "stable_prefix": OTHER-conversations block after the observations
+    working_memory: WorkingMemoryConfig = field(default_factory=WorkingMemoryConfig)
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -188,14 +199,34 @@ class OMConfig:
     # ---- construction from plain data -------------------------------------------------------
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> "OMConfig":
-        """Build from a (possibly nested) dict with snake_case (or Mastra camelCase) keys."""
+        """Build from a (possibly nested) dict with snake_case (or Mastra camelCase) keys.
+
+        `working_memory` is true/false or a mapping {enabled, max_tokens}; `observation.manage_working_memory`
+        (the spelling of a design write-up of OM, not a knob of Mastra's sources) means `working_memory`."""
         data = {_snake(k): v for k, v in dict(data or {}).items()}
         obs = data.pop("observation", None) or {}
         refl = data.pop("reflection", None) or {}
         retrieval = data.pop("retrieval", None)
-        _check_keys(data, cls, "", skip={"observation", "reflection", "retrieval"})
+        wm = data.pop("working_memory", None)
+        _check_keys(data, cls, "", skip={"observation", "reflection", "retrieval", "working_memory"})
         kwargs: dict[str, Any] = dict(data)
+        if isinstance(obs, Mapping):
+            obs = {_snake(k): v for k, v in obs.items()}
+            managed = obs.pop("manage_working_memory", None)
+            if managed is not None:
+                if wm is not None and bool(managed) != _wm_enabled(wm):
+                    raise ConfigError("observation.manage_working_memory: disagrees with working_memory; set one "
+                                      "of them")
+                wm = wm if wm is not None else bool(managed)
         kwargs["observation"] = _sub(ObservationConfig, obs, "observation")
+        if isinstance(wm, bool):
+            kwargs["working_memory"] = WorkingMemoryConfig(enabled=wm)
+        elif isinstance(wm, Mapping):
+            w = {_snake(k): v for k, v in wm.items()}
+            w.setdefault("enabled", True)
+            kwargs["working_memory"] = _sub(WorkingMemoryConfig, w, "working_memory")
+        elif wm is not None:
+            raise ConfigError("working_memory: expected true/false or a mapping {enabled, max_tokens}")
         kwargs["reflection"] = _sub(ReflectionConfig, refl, "reflection")
         if isinstance(retrieval, bool):
             kwargs["retrieval"] = RetrievalConfig(enabled=retrieval)
@@ -212,6 +243,12 @@ class OMConfig:
 
 
 # ---- helpers ------------------------------------------------------------------------------
+
+
+def _wm_enabled(wm: Any) -> bool:
+    if isinstance(wm, Mapping):
+        return bool(wm.get("enabled", True))
+    return bool(getattr(wm, "enabled", wm))
 
 
 def _resolve_model(name: str | None) -> str:
@@ -297,8 +334,17 @@ def _validate(cfg: OMConfig) -> None:
         raise ConfigError("observation.buffer_tokens: profile 'm11' has no async buffering; remove the buffering "
                          "knobs or use profile='m31'")
     if explicit and o.buffer_tokens is not False and cfg.scope == "resource":
-        raise ConfigError("observation.buffer_tokens: async buffering is not supported with scope='resource'; "
-                         "remove the buffering knobs or use scope='thread'")
+        # Mastra's constructor throws for this combination (mastra-ai/mastra, packages/memory/src/processors/
+        # observational-memory/observational-memory.ts): resource scope observes every thread of a resource in
+        # one pass, while buffering pre-computes chunks of one thread's messages
+        set_knobs = ", ".join(f"observation.{k}={v!r}" for k, v in (("buffer_tokens", o.buffer_tokens),
+                              ("buffer_activation", o.buffer_activation), ("block_after", o.block_after))
+                              if v is not None)
+        also = "; share_token_budget=True requires buffering off as well" if cfg.share_token_budget else ""
+        raise ConfigError(f"{set_knobs}: async buffering is not allowed with scope='resource' (Mastra's "
+                          "constructor refuses it: resource scope observes all threads of a resource in one pass, "
+                          "buffering pre-computes one thread's messages); remove these knobs (resource scope never buffers) or use "
+                          f"scope='thread'{also}")
     if cfg.share_token_budget and cfg.buffering:
         raise ConfigError("share_token_budget: requires observation.buffer_tokens=False (buffering cannot share "
                          "the token budget)")
@@ -330,5 +376,10 @@ def _validate(cfg: OMConfig) -> None:
         raise ConfigError(f"degenerate_guard: must be true, false or null (profile default), got {cfg.degenerate_guard!r}")
     if cfg.context_layout not in ("mastra", "stable_prefix"):
         raise ConfigError(f"context_layout: must be 'mastra' or 'stable_prefix', got {cfg.context_layout!r}")
+    w = cfg.working_memory
+    if not isinstance(w, WorkingMemoryConfig) or w.enabled not in (True, False):
+        raise ConfigError("working_memory: expected true/false or a mapping {enabled, max_tokens}")
+    if isinstance(w.max_tokens, bool) or not isinstance(w.max_tokens, int) or w.max_tokens < 16:
+        raise ConfigError(f"working_memory.max_tokens: must be an integer of at least 16 tokens, got {w.max_tokens!r}")
     if any(not isinstance(t, (int, float)) or not 0 <= t <= 2 for t in (o.temperature, r.temperature)):
         raise ConfigError("observation.temperature/reflection.temperature: must be within [0, 2]")

@@ -160,6 +160,16 @@ def _other_block(profile: str, other: str, folder: str | Path | None) -> str:
     return f"{intro}\nSTART_OTHER_CONVERSATIONS_BLOCK\n{other.strip()}\nEND_OTHER_CONVERSATIONS_BLOCK"
 
 
+WORKING_MEMORY_KEY = "om:working-memory"
+
+
+def working_memory_message(profile: str, text: str, folder: str | Path | None = None) -> ContextMessage:
+    """The working-memory block as the Actor sees it: one system message after the observations."""
+    intro = load(profile, "actor_working_memory", folder)
+    return ContextMessage(role="system", content=f"<working-memory>\n{intro}\n{text.strip()}\n</working-memory>",
+                          key=WORKING_MEMORY_KEY)
+
+
 def _hint(tag: str, value: str | None) -> str | None:
     return f"<{tag}>\n{value.strip()}\n</{tag}>" if value and value.strip() else None
 
@@ -177,6 +187,7 @@ def build_actor_context(
     prompts_folder: str | Path | None = None,
     optimize: bool = True,
     layout: str = "mastra",
+    working_memory: str | None = None,
 ) -> list[ContextMessage]:
     """The messages om_core adds to the Actor's context, followed by the unobserved raw messages.
 
@@ -187,6 +198,9 @@ def build_actor_context(
     `buildContextSystemMessages`), so any change in another thread rewrites everything after it;
     "stable_prefix" puts it after the observation chunks and hints, so the observations stay a cacheable
     prefix while threads interleave. m11 already renders the block after its observations.
+    `working_memory` (the block's lines; om_core.working_memory) becomes one system message placed after the
+    static instructions and the observations (m31: right after the last chunk, before the hints; m11: after
+    its one system message), so a change of it never touches the cached prefix before it.
     """
     check_profile(profile)
     if layout not in ("mastra", "stable_prefix"):
@@ -195,8 +209,10 @@ def build_actor_context(
         raise InputError("build_actor_context needs a timezone-aware `now`")
     chunks = render_chunks(observations or "", now, optimize=optimize)
     tail = _raw_tail(unobserved)
+    wm = working_memory_message(profile, working_memory, prompts_folder) \
+        if working_memory and working_memory.strip() else None
     if not chunks:
-        return tail
+        return [wm, *tail] if wm else tail
 
     static = load(profile, "actor_preamble", prompts_folder)
     instructions = load(profile, "actor_instructions", prompts_folder)
@@ -211,7 +227,7 @@ def build_actor_context(
             if extra:
                 text += "\n\n" + extra
         system = ContextMessage(role="system", content=text, breakpoint=True, key="om:system")
-        return [system, _continuation(profile, prompts_folder), *tail]
+        return [system, *([wm] if wm else []), _continuation(profile, prompts_folder), *tail]
 
     head = static + "\n\n" + instructions + (f"\n\n{retrieval}" if retrieval else "")
     out = [ContextMessage(role="system", content=head, key="om:preamble")]
@@ -219,6 +235,8 @@ def build_actor_context(
         out.append(ContextMessage(role="system", content=other, key="om:other"))
     out.append(ContextMessage(role="system", content="<observations>", key="om:open"))
     out += [ContextMessage(role="system", content=c, breakpoint=True, key=f"om:chunk:{i}") for i, c in enumerate(chunks)]
+    if wm:
+        out.append(wm)
     for key, hint in zip(("om:task", "om:suggested"), hints):
         if hint:
             out.append(ContextMessage(role="system", content=hint, key=key))

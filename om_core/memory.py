@@ -27,6 +27,7 @@ from om_core.engine.observe import activate, maybe_buffer, observe_thread, wait_
 from om_core.engine.others import OtherConversations
 from om_core.engine.reflect import maybe_reflect
 from om_core.engine.resource import observe_resource
+from om_core.engine.working import actor_text, replace_block
 from om_core.engine.state import (
     TEMPORAL_MARKER_PREFIX,
     MessageTokens,
@@ -50,6 +51,7 @@ from om_core.records import OMRecord, ThreadMeta, iso, lookup_key
 from om_core.storage.base import Storage
 from om_core.tokens import TokenCounter, default_counter
 from om_core.types import Message
+from om_core.working_memory import Entry, WorkingMemory, parse_entries
 
 __all__ = ["ObservationalMemory", "TurnContext", "Status", "Rejection"]
 log = logging.getLogger("om_core.memory")
@@ -187,6 +189,17 @@ class ObservationalMemory:
     def record(self, resource_id: str, thread_id: str) -> OMRecord | None:
         """The head generation of this scope, or None before anything was stored."""
         return self.storage.get_record(self.key(resource_id, thread_id))
+
+    def working_memory(self, resource_id: str) -> WorkingMemory | None:
+        """The resource's working memory (`OMConfig.working_memory`; om_core.working_memory), None before the
+        Observer or `set_working_memory` wrote one."""
+        return self.storage.get_working_memory(resource_id)
+
+    def set_working_memory(self, resource_id: str, block: str | Sequence[Entry], now: datetime) -> WorkingMemory:
+        """Replace the resource's working memory (an edit by the user or the application): `label: value` lines
+        or (label, value) pairs, capped at working_memory.max_tokens. Shown from the next render on."""
+        entries = parse_entries(block) if isinstance(block, str) else [(str(a), str(b)) for a, b in block]
+        return replace_block(self, resource_id, entries, now)
 
     # ---- helpers used by the engine modules ----------------------------------------------------------
     def key(self, resource_id: str, thread_id: str) -> str:
@@ -331,7 +344,8 @@ class ObservationalMemory:
             current_task=meta.current_task if meta else None,
             suggested_response=meta.suggested_response if meta else None,
             other_conversations=st.other_text or None, retrieval_instructions=instructions, unobserved=raw,
-            prompts_folder=cfg.prompts_folder, optimize=not grouped, layout=cfg.context_layout)
+            prompts_folder=cfg.prompts_folder, optimize=not grouped, layout=cfg.context_layout,
+            working_memory=actor_text(self, resource_id))
         return TurnContext(messages=messages, events=list(events or ()), pending_tokens=st.pending,
                            observation_tokens=rec.observation_token_count, generation=rec.generation_count,
                            rejections=list(events.rejections) if events is not None else [])

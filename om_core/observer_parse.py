@@ -15,6 +15,7 @@ from typing import Mapping
 
 from .degenerate import detect_degenerate_repetition
 from .errors import InputError
+from .working_memory import Entry, parse_working_memory_section, strip_working_memory_section
 
 MAX_LINE_CHARS = 10_000
 TRUNCATION_NOTE = " … [truncated]"
@@ -58,6 +59,8 @@ class ObserverOutput:
     # parse_observer_output: the text looped and was emptied; `observe` without the repetition check (m11):
     # the text looped and was kept, as m11 kept it
     degenerate: bool = False
+    # updates of the `<working-memory>` section (om_core.working_memory); None: the output has none
+    working_memory: list[Entry] | None = None
 
 
 def sanitize_lines(text: str) -> str:
@@ -111,6 +114,9 @@ def parse_observer_output(text: str, *, multi_thread: bool = False, check_degene
     """
     if check_degenerate and detect_degenerate_repetition(text):
         return ObserverOutput(observations="", degenerate=True)
+    working = parse_working_memory_section(text)
+    if working is not None:  # its lines are no observations, wherever the model put the section
+        text = strip_working_memory_section(text)
     blocks = [m.group(1) for m in _OBSERVATIONS.finditer(text)]
     title = _first(_TITLE, text)
     if not multi_thread:
@@ -119,6 +125,7 @@ def parse_observer_output(text: str, *, multi_thread: bool = False, check_degene
             current_task=_first(_CURRENT_TASK, text),
             suggested_response=_first(_SUGGESTED, text),
             thread_title=title,
+            working_memory=working,
         )
     scope = "\n".join(blocks) if blocks else text
     threads = _parse_threads(scope)
@@ -135,6 +142,7 @@ def parse_observer_output(text: str, *, multi_thread: bool = False, check_degene
         suggested_response=_first(_SUGGESTED, outside),
         thread_title=title,
         threads=threads,
+        working_memory=working,
     )
 
 

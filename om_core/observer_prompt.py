@@ -17,6 +17,7 @@ from .observer_format import format_messages
 from .prompts import check_profile, load
 from .tokens import TokenCounter
 from .types import Message
+from . import working_memory as working_format
 
 PromptsFolder = str | Path | None
 
@@ -47,13 +48,17 @@ def build_observer_system_prompt(
     thread_title: bool = False,
     continuation_hints: bool = True,
     prompts_folder: PromptsFolder = None,
+    working_memory: bool = False,
 ) -> str:
+    """The Observer's system prompt; `working_memory` adds the `<working-memory>` output section."""
     check_profile(profile)
     names = ["observer_intro", "observer_rules", "observer_output"]
     if continuation_hints:
         names.append("observer_output_hints")
     if thread_title:
         names.append("observer_output_title")
+    if working_memory:
+        names.append("observer_output_working_memory")
     names += ["observer_guidelines", "observer_multi_thread" if multi_thread else "observer_single_thread"]
     names.append("observer_closing")
     parts = [load(profile, n, prompts_folder) for n in names]
@@ -124,6 +129,7 @@ def build_observer_messages(
     prompts_folder: PromptsFolder = None,
     tz: tzinfo = timezone.utc,
     counter: TokenCounter | None = None,
+    working_memory: str | None = None,
 ) -> list[dict[str, Any]]:
     """System prompt + user message(s) for one Observer call.
 
@@ -132,6 +138,9 @@ def build_observer_messages(
     `thread_metadata` (multi-thread: thread id as shown -> such a mapping) lists each thread's hints under
     "Thread <id>:" in the same section.
     `buffered` drops the continuation-hint sections and asks for <observations> every time.
+    `working_memory` (the current block as text, "" when empty; None: the feature is off) asks for the
+    `<working-memory>` section and shows the block under om_core.working_memory.WORKING_MEMORY_HEADING, before
+    the task.
     """
     check_profile(profile)
     multi = threads is not None
@@ -143,6 +152,7 @@ def build_observer_messages(
         thread_title=thread_title,
         continuation_hints=not buffered,
         prompts_folder=prompts_folder,
+        working_memory=working_memory is not None,
     )
     context: list[str] = []
     if existing_observations and existing_observations.strip():
@@ -154,6 +164,11 @@ def build_observer_messages(
     per_thread = _thread_metadata_block(thread_metadata, profile, prompts_folder)
     if per_thread:
         context.append(per_thread)
+    if working_memory is not None:
+        note = load(profile, "observer_working_memory_note", prompts_folder)
+        # read at call time, as working_memory_from_prompt reads it: a new wording reaches both
+        heading, empty = working_format.WORKING_MEMORY_HEADING, working_format.EMPTY_BLOCK
+        context.append(f"{heading}\n\n{note}\n\n{working_memory.strip() or empty}")
     task = load(profile, "observer_task_multi" if multi else "observer_task", prompts_folder)
     if buffered:
         task += "\n\n" + load(profile, "buffered_note", prompts_folder)

@@ -75,12 +75,15 @@ class BufferedChunk:
     suggested_continuation: str | None = None
     current_task: str | None = None
     thread_title: str | None = None
+    # working-memory updates of this chunk's Observer output, applied when it activates (None: none)
+    working_memory: tuple[tuple[str, str], ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: _dump(getattr(self, f.name)) for f in fields(self)}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "BufferedChunk":
+        wm = d.get("working_memory")
         return cls(
             id=d["id"], cycle_id=d["cycle_id"], observations=d["observations"], token_count=int(d["token_count"]),
             message_ids=tuple(d.get("message_ids") or ()), message_tokens=int(d["message_tokens"]),
@@ -89,6 +92,7 @@ class BufferedChunk:
             first_message_at=parse_iso(d.get("first_message_at")),
             suggested_continuation=d.get("suggested_continuation"), current_task=d.get("current_task"),
             thread_title=d.get("thread_title"),
+            working_memory=tuple((str(a), str(b)) for a, b in wm) if wm is not None else None,
         )
 
 

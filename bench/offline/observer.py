@@ -5,9 +5,13 @@ turned to the third person), questions "User asked …" (🟡 in m11, 🔴 in m3
 with their first informative sentence plus up to five list items as `->` sub-bullets. Relative dates get
 `(meaning …)` from the message date. Not an LLM: its recall and phrasing are crude by design.
 
+When the request asks for working memory, a `<working-memory>` section follows with what the user's messages
+state about them by rule (bench.offline.profile).
+
 The prompt is read, and the log written, with om_core's own functions (`history_from_prompt`,
-`split_thread_sections`, `parse_history`, `format_observation`, `format_observer_output`, ...), so a change of
-om_core's format reaches this engine instead of silently breaking it.
+`split_thread_sections`, `parse_history`, `format_observation`, `format_observer_output`,
+`working_memory_from_prompt`, `format_working_memory_section`, ...), so a change of om_core's format reaches
+this engine instead of silently breaking it.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ from om_core.observer_parse import (
     format_thread_sections,
 )
 from om_core.observer_prompt import history_from_prompt, split_thread_sections
+from om_core.working_memory import format_working_memory_section, working_memory_from_prompt
 
+from bench.offline.profile import profile_updates
 from bench.offline.reldates import resolve_relative
 from bench.offline.text import (
     STOPWORDS,
@@ -234,18 +240,27 @@ def _messages(history: str, profile: str) -> list[HistoryEntry]:
 
 
 def observe(prompt: str) -> str:
-    """Observation log for the history in `prompt` (the Observer's user messages joined)."""
+    """Observation log for the history in `prompt` (the Observer's user messages joined), with a
+    working-memory section when the request asks for one and the user's messages change it."""
     history = history_from_prompt(prompt)
     profile = history_profile(history)
     threads = split_thread_sections(history)
+    every: list[HistoryEntry] = []
     if threads[0][0] is None:
-        msgs = _messages(threads[0][1], profile)
+        every = msgs = _messages(threads[0][1], profile)
         task, hint = _task_lines(msgs)
         body = "\n".join(observe_messages(msgs, profile))
-        return format_observer_output(body, current_task=task, suggested_response=hint)
-    sections: dict[str, ThreadSection] = {}
-    for tid, text in threads:
-        msgs = _messages(text, profile)
-        task, hint = _task_lines(msgs)
-        sections[str(tid)] = ThreadSection("\n".join(observe_messages(msgs, profile)), task, hint)
-    return format_observer_output(format_thread_sections(sections))
+        out = format_observer_output(body, current_task=task, suggested_response=hint)
+    else:
+        sections: dict[str, ThreadSection] = {}
+        for tid, text in threads:
+            msgs = _messages(text, profile)
+            every += msgs
+            task, hint = _task_lines(msgs)
+            sections[str(tid)] = ThreadSection("\n".join(observe_messages(msgs, profile)), task, hint)
+        out = format_observer_output(format_thread_sections(sections))
+    current = working_memory_from_prompt(prompt)
+    if current is None:
+        return out
+    updates = profile_updates(current, (m.text for m in every if m.role == "user"))
+    return out + "\n\n" + format_working_memory_section(updates) if updates else out

@@ -9,10 +9,13 @@ followed by `Current Date: …\nQuestion: …`. With `await_background` (default
 engine's background work, so a replay is deterministic, and what that work did (including refused outputs:
 `observation_rejected`, `reflection_rejected`, `degenerate_reflection`...) is reported in the turn's events.
 
-Beyond Mastra's replay (both off by default): `finalize` observes whatever is still unobserved before the
-question (Mastra's benchmark had such a pass only in its shortcut config), and `context_layout:
-stable_prefix` moves the OTHER-conversations block after the observations (om_core docs/om.md). The question
-prompt's meta says whether memory was empty (`memory_empty`) and what the finalize pass did (`events`).
+Beyond Mastra's replay (all off by default): `finalize` observes whatever is still unobserved before the
+question (Mastra's benchmark had such a pass only in its shortcut config), `context_layout: stable_prefix`
+moves the OTHER-conversations block after the observations, and `working_memory` has the Observer keep a short
+block about the user that the Actor sees after the observations (om_core docs/om.md). The question prompt's
+meta says whether memory was empty (`memory_empty`) and what the finalize pass did (`events`); with working
+memory on, every prompt's meta has `working_memory_tokens` and a turn that changed it has the event
+`working_memory`.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ class OMParams:
     finalize: bool = False  # observe everything still unobserved before the question (om_core finalize())
     context_layout: Literal["mastra", "stable_prefix"] = "mastra"  # stable_prefix: OTHER block after observations
     degenerate_guard: bool | None = None  # None: the profile's rule (m31 checks for loops, m11 does not)
+    working_memory: bool = False  # the Observer keeps a working-memory block, shown after the observations
+    working_memory_tokens: int = 400  # its token cap
     observation: dict[str, Any] | None = None  # further OMConfig.observation knobs
     reflection: dict[str, Any] | None = None  # further OMConfig.reflection knobs
     config: dict[str, Any] | None = None  # further top-level OMConfig knobs (temporal_markers, activate_after_idle, ...)
@@ -67,7 +72,7 @@ def om_config_dict(p: OMParams, actor_model: str, observer_model: str | None = N
         obs.setdefault("model", observer_model)
     if reflector_model:
         refl.setdefault("model", reflector_model)
-    return {
+    out = {
         "profile": p.profile,
         "scope": p.scope,
         "obscure_thread_ids": p.obscure_thread_ids,
@@ -78,6 +83,9 @@ def om_config_dict(p: OMParams, actor_model: str, observer_model: str | None = N
         "observation": obs,
         "reflection": refl,
     }
+    if p.working_memory:
+        out["working_memory"] = {"enabled": True, "max_tokens": p.working_memory_tokens}
+    return out
 
 
 def om_config(p: OMParams, actor_model: str, observer_model: str | None = None,
@@ -136,6 +144,7 @@ class OMStrategy(StrategyBase):
             result.prompt.meta.update(
                 observation_tokens=tc.observation_tokens, pending_tokens=tc.pending_tokens, generation=tc.generation,
                 memory_tokens=tc.observation_tokens, raw_tokens=tc.pending_tokens,  # the split the report draws
+                **self._working_meta(),
             )
         if turn.assistant is not None:
             reply = self._message(tid, "assistant", turn.assistant, turn.assistant_at)
@@ -159,8 +168,14 @@ class OMStrategy(StrategyBase):
         tc = await self.memory.context(self.ctx.resource_id, tid, now, extra_messages=(q,))
         prompt = self._prompt(tc.messages, q)
         prompt.meta.update(memory_empty=tc.observation_tokens == 0, observation_tokens=tc.observation_tokens,
-                           events=events)
+                           events=events, **self._working_meta())
         return prompt
+
+    def _working_meta(self) -> dict[str, Any]:
+        if not self.config.working_memory.enabled:
+            return {}
+        wm = self.memory.working_memory(self.ctx.resource_id)
+        return {"working_memory_tokens": wm.token_count if wm is not None else 0}
 
     def state(self) -> dict[str, Any]:
         return {"om": self.storage.export_state(self.ctx.resource_id), "counts": dict(self._counts)}
@@ -181,10 +196,13 @@ class OMStrategy(StrategyBase):
 
         The models of the observer and reflector key the checkpoint through their roles; the actor model only
         through what it resolves (the idle TTL of activate_after_idle="auto"). The storage backend and its
-        path hold the same memory, so they are left out."""
+        path hold the same memory, so they are left out, and so is working memory while it is off (keys of runs
+        from before it existed stay valid)."""
         config = om_config(p, settings.actor_model)
         d = asdict(config)
         d.pop("actor_model")
+        if not config.working_memory.enabled:
+            d.pop("working_memory")
         return {"config": d, "idle_ms": config.idle_ms, "reflection_idle_ms": config.reflection_idle_ms,
                 "await_background": p.await_background, "question_thread": p.question_thread, "finalize": p.finalize}
 

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 from om_core.activation import should_buffer
 from om_core.context import message_boundary
 from om_core.engine.state import EngineContext, Rejection, ScopeState, Stage, Status, TurnLog, safe_prefix
+from om_core.engine.working import apply_updates, chunk_updates, observer_working_memory
 from om_core.errors import RejectedOutputError
 from om_core.observer import ObserverOutput, observe
 from om_core.records import BufferedChunk, OMRecord, ThreadMeta
@@ -88,13 +89,15 @@ def maybe_buffer(om: EngineContext, st: Status, state: ScopeState, now: datetime
     existing = "\n\n".join(t for t in [rec.active_observations, *(c.observations for c in rec.buffered_observation_chunks)]
                            if t.strip())
     events.append("buffer")
-    state.buffer_task = om.spawn(_buffer(om, rec.lookup_key, candidates, existing, st.pending, now), rec.lookup_key)
+    state.buffer_task = om.spawn(_buffer(om, rec.lookup_key, candidates, existing, st.pending, now, rec.resource_id),
+                                 rec.lookup_key)
 
 
 async def _buffer(om: EngineContext, key: str, msgs: Sequence[Message], existing: str, pending: int,
-                  now: datetime) -> None:
+                  now: datetime, resource_id: str) -> None:
     out = await run_observer(om, om.background(key), "buffer", key, sorted({m.thread_id or "" for m in msgs}), now,
-                             existing_observations=existing, messages=list(msgs), buffered=True)
+                             existing_observations=existing, messages=list(msgs), buffered=True,
+                             **observer_working_memory(om, resource_id))
     if out is None:  # refused: no chunk; the messages stay unbuffered and are buffered or observed later
         return
     text = om.group(out.observations, msgs)
@@ -105,7 +108,8 @@ async def _buffer(om: EngineContext, key: str, msgs: Sequence[Message], existing
         message_ids=tuple(m.id for m in msgs), message_tokens=om.tokens.total(msgs),
         last_observed_at=newest + timedelta(milliseconds=1), created_at=om.now(now),
         first_message_at=min(m.created_at for m in msgs), current_task=None, suggested_continuation=None,
-        thread_title=out.thread_title)
+        thread_title=out.thread_title,
+        working_memory=tuple(out.working_memory) if out.working_memory and om.config.working_memory.enabled else None)
     om.storage.append_buffered_chunk(key, chunk, last_buffered_at_tokens=pending, now=om.now(now))
 
 
@@ -135,6 +139,7 @@ def activate(om: EngineContext, st: Status, thread_id: str, now: datetime, event
     if res.activated:
         events.append("activate")
         om.scope_state(rec.lookup_key).last_boundary = 0
+        apply_updates(om, rec.resource_id, chunk_updates(rec.buffered_observation_chunks, res.cycle_ids), now, events)
     return res.activated
 
 
@@ -149,7 +154,8 @@ async def observe_thread(om: EngineContext, st: Status, meta: ThreadMeta | None,
     cfg = om.config
     out = await run_observer(om, events, "observation", rec.lookup_key, [st.thread_id], now,
                              existing_observations=rec.active_observations, messages=msgs,
-                             prior_metadata=prior_metadata(meta) if cfg.profile == "m31" else None)
+                             prior_metadata=prior_metadata(meta) if cfg.profile == "m31" else None,
+                             **observer_working_memory(om, rec.resource_id))
     if out is None:
         return []
     text = om.group(out.observations, msgs)
@@ -170,4 +176,5 @@ async def observe_thread(om: EngineContext, st: Status, meta: ThreadMeta | None,
         return []
     om.scope_state(rec.lookup_key).last_boundary = 0  # everything pending was observed: buffering restarts
     events.append("observe")
+    apply_updates(om, rec.resource_id, out.working_memory, now, events)
     return msgs

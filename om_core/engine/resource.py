@@ -14,6 +14,7 @@ from datetime import datetime
 from om_core.context import message_boundary
 from om_core.engine.observe import prior_metadata, run_observer
 from om_core.engine.state import EngineContext, Rejection, Status, TurnLog
+from om_core.engine.working import apply_updates, observer_working_memory
 from om_core.observer import ObserverOutput, ThreadSection
 from om_core.records import ThreadMeta
 from om_core.scopes import display_id, merge_thread_sections, select_threads
@@ -42,6 +43,7 @@ async def observe_resource(om: EngineContext, st: Status, now: datetime, events:
     obscure = cfg.obscure_thread_ids
     shown = {t: display_id(t, obscure) for t in pending}
     existing = rec.active_observations
+    working = observer_working_memory(om, rec.resource_id)
 
     async def run(batch_ids: tuple[str, ...]) -> tuple[tuple[str, ...], ObserverOutput | None]:
         threads = {shown[t]: pending[t] for t in batch_ids}
@@ -50,7 +52,7 @@ async def observe_resource(om: EngineContext, st: Status, now: datetime, events:
             per_thread = {shown[t]: hints for t in batch_ids if (hints := prior_metadata(metas.get(t)))}
         return batch_ids, await run_observer(om, events, "observation", rec.lookup_key, batch_ids, now,
                                              existing_observations=existing, threads=threads,
-                                             thread_metadata=per_thread or None)
+                                             thread_metadata=per_thread or None, **working)
 
     results = await asyncio.gather(*(run(b.thread_ids) for b in batches))
 
@@ -95,4 +97,8 @@ async def observe_resource(om: EngineContext, st: Status, now: datetime, events:
     if new is None:
         return []
     events.append("observe")
+    # working memory of the outputs that became observations, in batch order
+    updates = [e for ids, out in results if out is not None and out.working_memory and set(ids) & set(observed)
+               for e in out.working_memory]
+    apply_updates(om, rec.resource_id, updates, now, events)
     return list(pending[st.thread_id]) if st.thread_id in observed else []

@@ -13,6 +13,7 @@ from typing import Any, Callable, Literal, Protocol, Sequence, runtime_checkable
 
 from om_core.records import ActivationResult, BufferedChunk, OMRecord, Scope, ThreadMeta
 from om_core.types import Message
+from om_core.working_memory import WorkingMemory
 
 Direction = Literal["forward", "backward"]
 
@@ -63,6 +64,11 @@ class Storage(Protocol):
     def save_thread(self, meta: ThreadMeta) -> None: ...
 
     def list_threads(self, resource_id: str) -> list[ThreadMeta]: ...
+
+    # ---- working memory (one block per resource; om_core.working_memory) --------------------------
+    def get_working_memory(self, resource_id: str) -> WorkingMemory | None: ...
+
+    def save_working_memory(self, memory: WorkingMemory) -> None: ...
 
     # ---- raw messages (kept for recall and for unobserved selection) -----------------------------
     def add_messages(self, messages: Sequence[Message]) -> None: ...

@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterator, Sequence
 from om_core.records import OMRecord, ThreadMeta, iso
 from om_core.storage.ops import BaseStorage, MessageKey, newest_first
 from om_core.types import Message
+from om_core.working_memory import WorkingMemory
 
 
 class InMemoryStorage(BaseStorage):
@@ -18,6 +19,7 @@ class InMemoryStorage(BaseStorage):
         self._by_key: dict[str, set[str]] = {}
         self._threads: dict[str, ThreadMeta] = {}
         self._messages: dict[str, tuple[MessageKey, Message]] = {}
+        self._working: dict[str, WorkingMemory] = {}
         # sorted (key, id) lists per resource and per (resource, thread)
         self._index: dict[tuple[str, str | None], list[tuple[MessageKey, str]]] = {}
         self._seq = 0
@@ -102,6 +104,25 @@ class InMemoryStorage(BaseStorage):
 
     def _load_threads(self, resource_id: str) -> list[ThreadMeta]:
         return [t for t in self._threads.values() if t.resource_id == resource_id]
+
+    # ---- working memory -------------------------------------------------------------------------
+    def _load_working_memory(self, resource_id: str) -> WorkingMemory | None:
+        return self._working.get(resource_id)
+
+    def _save_working_memory(self, resource_id: str, memory: WorkingMemory | None) -> None:
+        old = self._working.get(resource_id)
+
+        def undo() -> None:
+            if old is None:
+                self._working.pop(resource_id, None)
+            else:
+                self._working[resource_id] = old
+
+        self._log(undo)
+        if memory is None:
+            self._working.pop(resource_id, None)
+        else:
+            self._working[resource_id] = memory
 
     # ---- messages -------------------------------------------------------------------------------
     def _save_messages(self, messages: Sequence[Message]) -> None:

@@ -27,10 +27,12 @@ from om_core.records import (
 )
 from om_core.storage.base import Direction
 from om_core.types import Message
+from om_core.working_memory import WorkingMemory
 
 MessageKey = tuple[str, int]  # (ISO created_at, insertion seq): the total order of stored messages
 _KEEP: Any = ...  # "argument not given" marker for compare-and-set guards
-EXPORT_VERSION = 1
+EXPORT_VERSION = 2  # 2: snapshots carry the resource's working memory
+READABLE_EXPORT_VERSIONS = (1, 2)  # a version-1 snapshot has no working memory
 _PATCHABLE = {
     "is_observing", "is_reflecting", "is_buffering_observation", "is_buffering_reflection",
     "pending_message_tokens", "last_buffered_at_tokens", "last_buffered_at_time", "metadata", "config",
@@ -77,6 +79,13 @@ class BaseStorage(ABC):
 
     @abstractmethod
     def _load_threads(self, resource_id: str) -> list[ThreadMeta]: ...
+
+    @abstractmethod
+    def _load_working_memory(self, resource_id: str) -> WorkingMemory | None: ...
+
+    @abstractmethod
+    def _save_working_memory(self, resource_id: str, memory: WorkingMemory | None) -> None:
+        """Store the resource's block (None: remove it)."""
 
     @abstractmethod
     def _save_messages(self, messages: Sequence[Message]) -> None:
@@ -309,6 +318,20 @@ class BaseStorage(ABC):
         with self._read():
             return sorted(self._load_threads(resource_id), key=lambda t: (t.created_at, t.thread_id))
 
+    # ---- working memory ----------------------------------------------------------------------------
+    def get_working_memory(self, resource_id: str) -> WorkingMemory | None:
+        """The resource's working memory, or None when it has none."""
+        with self._read():
+            return self._load_working_memory(resource_id)
+
+    def save_working_memory(self, memory: WorkingMemory) -> None:
+        """Replace the resource's working memory (one transaction)."""
+        if not memory.resource_id:
+            raise InputError("working memory: resource_id is required to store it")
+        iso(memory.updated_at)  # rejects naive datetimes with a clear message
+        with self._tx():
+            self._save_working_memory(memory.resource_id, memory)
+
     # ---- messages ----------------------------------------------------------------------------------
     def add_messages(self, messages: Sequence[Message]) -> None:
         for m in messages:
@@ -345,20 +368,25 @@ class BaseStorage(ABC):
 
     # ---- checkpoints -------------------------------------------------------------------------------
     def export_state(self, resource_id: str) -> dict[str, Any]:
-        """Everything stored for one resource as JSON-safe data (records with history, threads, messages)."""
+        """Everything stored for one resource as JSON-safe data (records with history, threads, messages, its
+        working memory)."""
         with self._tx():
             records = [r.to_dict() for key in self._lookup_keys(resource_id) for r in reversed(self._load_history(key))]
             threads = [t.to_dict() for t in self._load_threads(resource_id)]
             messages = [message_to_dict(m) for m in self._query_messages(resource_id, None, None, None, None, False)]
+            working = self._load_working_memory(resource_id)
         return {"version": EXPORT_VERSION, "resource_id": resource_id, "records": records,
-                "threads": threads, "messages": messages}
+                "threads": threads, "messages": messages,
+                "working_memory": working.to_dict() if working is not None else None}
 
     def import_state(self, state: dict[str, Any]) -> None:
-        """Load an `export_state` snapshot (replacing that resource's records) in one transaction."""
-        if state.get("version") != EXPORT_VERSION:
+        """Load an `export_state` snapshot (replacing that resource's records and working memory) in one
+        transaction. Reads snapshot versions 1 (no working memory) and 2."""
+        if state.get("version") not in READABLE_EXPORT_VERSIONS:
             raise FormatVersionError(
-                f"import_state: snapshot version {state.get('version')!r}, this om_core reads version "
-                f"{EXPORT_VERSION}; export it again with this om_core (or replay the conversation)",
+                f"import_state: snapshot version {state.get('version')!r}, this om_core reads versions "
+                f"{', '.join(map(str, READABLE_EXPORT_VERSIONS))}; export it again with this om_core (or replay "
+                "the conversation)",
                 where="export_state snapshot", found=state.get("version"), expected=EXPORT_VERSION)
         resource_id = state["resource_id"]
         with self._tx():
@@ -369,6 +397,8 @@ class BaseStorage(ABC):
             for t in state.get("threads", []):
                 self._save_thread(ThreadMeta.from_dict(t))
             self._save_messages([message_from_dict(m) for m in state.get("messages", [])])
+            working = state.get("working_memory")
+            self._save_working_memory(resource_id, WorkingMemory.from_dict(working) if working else None)
 
 
 def newest_first(records: Iterable[OMRecord]) -> list[OMRecord]:

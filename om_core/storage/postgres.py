@@ -15,7 +15,8 @@ class PostgresStorage(SqlStorage):
 
     `dsn` is a libpq connection string or URL (keep passwords in the environment, e.g. PGPASSWORD: error
     messages name host, port and database only). `prefix` names the tables as in `SQLiteStorage`. Opening
-    checks the schema's `format_version` (`FormatVersionError` when it was written in another one); database
+    checks the schema's `format_version` (`FormatVersionError` when it was written in another one; format 1
+    is upgraded in place); database
     failures raise `StorageError`. Raises ConfigError when psycopg is missing or the prefix is not an identifier.
     """
 
@@ -68,7 +69,7 @@ class PostgresStorage(SqlStorage):
     def drop_tables(self) -> None:
         """Remove this prefix's tables (tests and throwaway schemas)."""
         with self._tx():
-            for t in ("records", "threads", "messages", "meta"):
+            for t in ("records", "threads", "messages", "working_memory", "meta"):
                 self._conn.execute(f"DROP TABLE IF EXISTS {self.prefix}{t}")
 
     def close(self) -> None:

@@ -1,9 +1,10 @@
-"""Primitives shared by the SQL backends: three tables, rows keyed by id, the full record as JSON.
+"""Primitives shared by the SQL backends: four tables, rows keyed by id, the full record as JSON.
 
 Records keep their queryable fields (lookup key, generation, resource, thread) as columns and the whole
 `OMRecord` (the fields of Mastra's observational-memory record) as a JSON document, so both backends share
-one schema and one code path. A fourth table, `<prefix>meta`, holds the schema's `format_version`: stamped
-when the tables are created, checked every time they are opened.
+one schema and one code path; `<prefix>working_memory` holds one working-memory block per resource. A fifth
+table, `<prefix>meta`, holds the schema's `format_version`: stamped when the tables are created, checked
+every time they are opened, and migrated forward where a migration exists.
 """
 
 from __future__ import annotations
@@ -16,11 +17,17 @@ from om_core.errors import FormatVersionError
 from om_core.records import OMRecord, ThreadMeta, iso, message_from_dict, message_to_dict
 from om_core.storage.ops import BaseStorage, MessageKey
 from om_core.types import Message
+from om_core.working_memory import WorkingMemory
 
 
-FORMAT_VERSION = 1
-"""Layout version of the OM tables (records, threads, messages and the JSON documents in them). Bump it with
-any change an older om_core could not read; `open_schema` then refuses files of the other version."""
+FORMAT_VERSION = 2
+"""Layout version of the OM tables (records, threads, messages, working memory and the JSON documents in
+them). Bump it with any change an older om_core could not read, and add a migration from the previous version
+to MIGRATIONS where one is possible; `open_schema` refuses files of any other version.
+Version 2 added the `working_memory` table."""
+
+MIGRATIONS = {"1": "format 1 lacks only the working_memory table, which the schema creates"}
+"""Stored versions this om_core upgrades in place when it opens them (to FORMAT_VERSION), with what changes."""
 
 
 def schema(prefix: str, json_type: str) -> list[str]:
@@ -41,6 +48,8 @@ def schema(prefix: str, json_type: str) -> list[str]:
             seq BIGINT NOT NULL, data {json_type} NOT NULL)""",
         f"CREATE INDEX IF NOT EXISTS {p}messages_thread ON {p}messages (resource_id, thread_id, created_at, seq)",
         f"CREATE INDEX IF NOT EXISTS {p}messages_resource ON {p}messages (resource_id, created_at, seq)",
+        f"""CREATE TABLE IF NOT EXISTS {p}working_memory (
+            resource_id TEXT PRIMARY KEY, updated_at TEXT, data {json_type} NOT NULL)""",
     ]
 
 
@@ -117,17 +126,21 @@ class SqlStorage(BaseStorage):
 
     def _open_schema(self, json_type: str, where: str) -> None:
         """Check the stored `format_version` and create the tables (stamping the version) when absent; call
-        inside one transaction. Tables written before the version existed have format 1's layout and are
-        stamped. Raises FormatVersionError, before touching any table, when another version is stored."""
+        inside one transaction. Tables written before the version existed have format 1's layout; they and
+        any version in MIGRATIONS are brought to FORMAT_VERSION and stamped. Raises FormatVersionError, before
+        touching any table, when another version is stored."""
         p = self.prefix
         self._exec(f"CREATE TABLE IF NOT EXISTS {p}meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         rows = self._exec(f"SELECT value FROM {p}meta WHERE key = ?", ("format_version",))
-        if rows and str(rows[0][0]) != str(FORMAT_VERSION):
-            raise format_mismatch(where, str(rows[0][0]))
-        for stmt in schema(p, json_type):
+        found = str(rows[0][0]) if rows else None
+        if found is not None and found != str(FORMAT_VERSION) and found not in MIGRATIONS:
+            raise format_mismatch(where, found)
+        for stmt in schema(p, json_type):  # creates what is missing: the whole layout, or a migration's tables
             self._exec(stmt)
-        if not rows:
+        if found is None:
             self._exec(f"INSERT INTO {p}meta (key, value) VALUES (?, ?)", ("format_version", str(FORMAT_VERSION)))
+        elif found != str(FORMAT_VERSION):
+            self._exec(f"UPDATE {p}meta SET value = ? WHERE key = ?", (str(FORMAT_VERSION), "format_version"))
 
     @staticmethod
     def _load(value: Any) -> Any:
@@ -220,6 +233,23 @@ class SqlStorage(BaseStorage):
             return tuple(ThreadMeta.from_dict(self._load(r[0])) for r in rows)
 
         return list(self._cached("threads", ("resource", resource_id), load))
+
+    # ---- working memory -------------------------------------------------------------------------
+    def _load_working_memory(self, resource_id: str) -> WorkingMemory | None:
+        def load() -> WorkingMemory | None:
+            rows = self._exec(f"SELECT data FROM {self.prefix}working_memory WHERE resource_id = ?", (resource_id,))
+            return WorkingMemory.from_dict(self._load(rows[0][0])) if rows else None
+
+        return self._cached("working_memory", resource_id, load)
+
+    def _save_working_memory(self, resource_id: str, memory: WorkingMemory | None) -> None:
+        self._forget("working_memory")
+        if memory is None:
+            self._exec(f"DELETE FROM {self.prefix}working_memory WHERE resource_id = ?", (resource_id,))
+            return
+        self._exec(f"INSERT INTO {self.prefix}working_memory (resource_id, updated_at, data) VALUES (?, ?, ?) "
+                   "ON CONFLICT (resource_id) DO UPDATE SET updated_at = excluded.updated_at, data = excluded.data",
+                   (resource_id, iso(memory.updated_at), self._dump(memory.to_dict())))
 
     # ---- messages -------------------------------------------------------------------------------
     def _save_messages(self, messages: Sequence[Message]) -> None:

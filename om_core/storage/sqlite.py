@@ -15,9 +15,10 @@ from om_core.storage.sql import SqlStorage
 class SQLiteStorage(SqlStorage):
     """OM storage in one SQLite file (stdlib `sqlite3`), or in memory with `path=":memory:"`.
 
-    `prefix` names the tables (`<prefix>records`, `<prefix>threads`, `<prefix>messages`, `<prefix>meta`), so
+    `prefix` names the tables (`<prefix>records`, `<prefix>threads`, `<prefix>messages`,
+    `<prefix>working_memory`, `<prefix>meta`), so
     several stores can share a file. Opening checks the file's `format_version` (`FormatVersionError` when it
-    was written in another one); database failures raise `StorageError` naming the file.
+    was written in another one; format 1 is upgraded in place); database failures raise `StorageError` naming the file.
     Raises ConfigError when the file's folder does not exist.
     """
 

@@ -78,3 +78,47 @@ def test_a_history_format_change_without_its_parser_fails_loudly(monkeypatch: py
     broken = parse_observer_output(observe("m31")).observations
     assert "Date:" not in broken and "(meaning" not in broken
     assert observer_format.parse_history(observer_format.format_messages(messages(), "m31"))[0].day is None
+
+
+# ---- working memory (om_core.working_memory owns the section and the prompt's heading) -------------------
+
+PROFILE_CHAT = [
+    ("user", "My name is Ana Lima. I live in Lisbon and I love jazz concerts."),
+    ("assistant", "Lisbon has a lively jazz scene."),
+    ("user", "I'm allergic to shellfish, so no seafood places please."),
+]
+
+
+def profile_messages() -> list[Message]:
+    return [Message(f"p{i}", r, c, T0 + timedelta(minutes=i)) for i, (r, c) in enumerate(PROFILE_CHAT)]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("profile", ["m11", "m31"])
+def test_offline_observer_fills_the_working_memory_section_only_when_asked(profile: str) -> None:
+    off = observer_prompt.build_observer_messages(profile, existing_observations="", messages=profile_messages())
+    assert parse_observer_output(run_role("observer", off)).working_memory is None
+    on = observer_prompt.build_observer_messages(profile, existing_observations="", messages=profile_messages(),
+                                                 working_memory="- name: Ana Lima\n- likes: fado")
+    out = parse_observer_output(run_role("observer", on))
+    # the name is already known: only what changed comes back, list values merged with what was shown
+    assert out.working_memory == [("lives in", "Lisbon"), ("likes", "fado; jazz concerts"), ("allergies", "shellfish")]
+    assert "Lisbon" in out.observations and "lives in: Lisbon" not in out.observations
+    multi = observer_prompt.build_observer_messages(profile, existing_observations="", working_memory="",
+                                                    threads={"t1": profile_messages()[:2], "t2": profile_messages()[2:]})
+    got = parse_observer_output(run_role("observer", multi), multi_thread=True)
+    assert got.working_memory and ("name", "Ana Lima") in got.working_memory and set(got.threads) == {"t1", "t2"}
+
+
+def test_offline_observer_follows_a_new_working_memory_heading(monkeypatch: pytest.MonkeyPatch) -> None:
+    import om_core.working_memory as working_memory
+
+    def build() -> list:
+        return observer_prompt.build_observer_messages("m31", existing_observations="", messages=profile_messages(),
+                                                       working_memory="- likes: fado")
+
+    before = run_role("observer", build())
+    assert "<working-memory>" in before
+    monkeypatch.setattr(working_memory, "WORKING_MEMORY_HEADING", "## About The User Now")
+    prompt = build()
+    assert "## About The User Now" in str(prompt) and "## Working Memory" not in str(prompt)
+    assert run_role("observer", prompt) == before

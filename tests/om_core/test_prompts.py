@@ -13,6 +13,7 @@ SHARED = {
     "observer_previous_note", "observer_prior_metadata", "observer_prior_metadata_multi", "observer_task", "observer_task_multi", "buffered_note",
     "reflector_intro", "reflector_rules", "reflector_task", "actor_preamble", "actor_instructions",
     "continuation", "other_conversations",
+    "observer_output_working_memory", "observer_working_memory_note", "actor_working_memory",
 }  # fmt: skip
 
 

@@ -59,7 +59,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Backend]:
             return cur.fetchall() if cur.description else []
 
     yield Backend(lambda: PostgresStorage(dsn, prefix=prefix), run_pg, "PostgreSQL database", prefix)
-    for table in ("records", "threads", "messages", "meta"):
+    for table in ("records", "threads", "messages", "working_memory", "meta"):
         run_pg(f"DROP TABLE IF EXISTS {prefix}{table}")
 
 
@@ -71,7 +71,7 @@ def _fill(store: Any) -> None:
 
 def test_new_store_is_stamped_and_reopens(backend: Backend) -> None:
     store = backend.open()
-    assert store.format_version == FORMAT_VERSION == 1
+    assert store.format_version == FORMAT_VERSION == 2
     _fill(store)
     store.close()
     assert backend.stored_version() == str(FORMAT_VERSION)
@@ -82,7 +82,7 @@ def test_new_store_is_stamped_and_reopens(backend: Backend) -> None:
 
 
 @pytest.mark.parametrize("found, advice", [("0", "open it with the om_core version that wrote it"),
-                                           ("2", "upgrade om_core"),
+                                           ("3", "upgrade om_core"),
                                            ("two", "open it with the om_core version that wrote it")])
 def test_other_version_is_refused_with_one_line(backend: Backend, found: str, advice: str) -> None:
     store = backend.open()
@@ -112,6 +112,23 @@ def test_tables_from_before_the_stamp_are_adopted(backend: Backend) -> None:
     assert again.get_record("thread:t1").active_observations == "* kept"
     again.close()
     assert backend.stored_version() == str(FORMAT_VERSION)
+
+
+def test_format_1_is_migrated_in_place(backend: Backend) -> None:
+    from om_core.working_memory import WorkingMemory
+
+    store = backend.open()
+    _fill(store)
+    store.close()
+    backend.execute(f"DROP TABLE {backend.prefix}working_memory")  # the layout format 1 had
+    backend.set_version("1")
+    again = backend.open()
+    assert again.get_record("thread:t1").active_observations == "* kept"
+    again.save_working_memory(WorkingMemory("r1", (("name", "Ana"),), 4, T0))
+    assert again.get_working_memory("r1").entries == (("name", "Ana"),)
+    again.close()
+    assert backend.stored_version() == str(FORMAT_VERSION)
+    assert backend.execute(f"SELECT COUNT(*) FROM {backend.prefix}meta")[0][0] == 1
 
 
 def test_sqlite_file_that_is_not_a_database(tmp_path: Any) -> None:
