@@ -51,7 +51,7 @@ from om_core.records import OMRecord, ThreadMeta, iso, lookup_key
 from om_core.storage.base import Storage
 from om_core.tokens import TokenCounter, default_counter
 from om_core.types import Message
-from om_core.working_memory import Entry, WorkingMemory, parse_entries
+from om_core.working_memory import Entry, WorkingMemory
 
 __all__ = ["ObservationalMemory", "TurnContext", "Status", "Rejection"]
 log = logging.getLogger("om_core.memory")
@@ -191,15 +191,12 @@ class ObservationalMemory:
         return self.storage.get_record(self.key(resource_id, thread_id))
 
     def working_memory(self, resource_id: str) -> WorkingMemory | None:
-        """The resource's working memory (`OMConfig.working_memory`; om_core.working_memory), None before the
-        Observer or `set_working_memory` wrote one."""
+        """The resource's working memory (om_core.working_memory); None before one was written."""
         return self.storage.get_working_memory(resource_id)
 
     def set_working_memory(self, resource_id: str, block: str | Sequence[Entry], now: datetime) -> WorkingMemory:
-        """Replace the resource's working memory (an edit by the user or the application): `label: value` lines
-        or (label, value) pairs, capped at working_memory.max_tokens. Shown from the next render on."""
-        entries = parse_entries(block) if isinstance(block, str) else [(str(a), str(b)) for a, b in block]
-        return replace_block(self, resource_id, entries, now)
+        """Replace it (a user's edit): `label: value` lines or pairs, capped; shown from the next render on."""
+        return replace_block(self, resource_id, block, now)
 
     # ---- helpers used by the engine modules ----------------------------------------------------------
     def key(self, resource_id: str, thread_id: str) -> str:

@@ -1,8 +1,8 @@
 """Offline Observer, working-memory part: the user's name and stated preferences, found by rule.
 
 When an Observer request asks for working memory (om_core's `WORKING_MEMORY_HEADING` is in it), the user's
-own first-person statements are matched against a few patterns (name, home, job, diet, allergies, likes and
-dislikes, favourites, pets, current projects) and the labels that change come back as a `<working-memory>`
+own first-person statements are matched against a few patterns (name, home, job, diet, allergies, likes,
+dislikes and preferences, what they are learning or studied, favourites, pets, current projects) and the labels that change come back as a `<working-memory>`
 section written with om_core's `format_working_memory_section`. List-valued labels (likes, dislikes,
 allergies, current projects) keep their newest few items, merged with what the request shows. Not an LLM:
 it misses anything the patterns do not spell out, by design.
@@ -15,7 +15,7 @@ from typing import Iterable
 
 from om_core.working_memory import Entry
 
-MAX_ITEMS = 4  # newest items kept in a list-valued label
+MAX_ITEMS = 4  # newest items kept in a list-valued label (likes, dislikes, allergies, projects, ...)
 MAX_WORDS = 8  # words kept of one item
 
 _STOP = r"(?=\s+(?:and|but|because|since|so|when|while|which|though)\b|[.,!?;:()]|$)"
@@ -28,11 +28,17 @@ _RULES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
     ("lives in", re.compile(r"\bI(?:'m| am)?\s+(?:currently\s+)?(?:live|living|based|located)\s+in\s+"
                             r"([A-Z][\w.-]*(?:,?\s[A-Z][\w.-]*){0,3})"), False),
     ("job", re.compile(r"\bI\s+(?:currently\s+)?work\s+as\s+(?:an?\s+)?" + _ITEM, re.I), False),
-    ("diet", re.compile(r"\bI(?:'m| am)\s+(?:a\s+|now\s+a\s+)?(vegetarian|vegan|pescatarian|gluten[- ]free|"
-                        r"lactose[- ]intolerant|on a keto diet)\b", re.I), False),
+    ("diet", re.compile(r"\bI(?:'m| am|'ve been| have been)\s+(?:a\s+|now\s+a\s+)?(vegetarian|vegan|pescatarian|"
+                        r"gluten[- ]free|lactose[- ]intolerant|on a keto diet)\b", re.I), False),
     ("allergies", re.compile(r"\bI(?:'m| am)\s+allergic\s+to\s+" + _ITEM, re.I), True),
-    ("likes", re.compile(r"\bI\s+(?:really\s+|absolutely\s+|just\s+)?(?:love|like|enjoy|prefer|adore)\s+" + _ITEM),
+    ("likes", re.compile(r"\bI\s+(?:really\s+|absolutely\s+|just\s+|mostly\s+)?(?:love|like|enjoy|prefer|adore|"
+                         r"listen to)\s+" + _ITEM), True),
+    ("likes", re.compile(r"\bI(?:'m| am)\s+(?:obsessed with|(?:a\s+)?(?:big\s+|huge\s+)?fan of|into)\s+" + _ITEM),
      True),
+    ("prefers", re.compile(r"\bI(?:'d| would)\s+(?:much\s+)?rather\s+(?:be\s+)?" + _ITEM), True),
+    ("learning", re.compile(r"\bI(?:'ve| have)\s+been\s+(?:teaching myself|learning)\s+(?:how\s+)?(?:to\s+|the\s+)?"
+                            + _ITEM), True),
+    ("studied", re.compile(r"\bI\s+majored\s+in\s+" + _ITEM), False),
     ("dislikes", re.compile(r"\bI\s+(?:really\s+)?(?:hate|dislike|can't stand|cannot stand|don't like|do not like)\s+"
                             + _ITEM), True),
     ("current projects", re.compile(r"\bI(?:'m| am)\s+(?:currently\s+)?working\s+on\s+" + _ITEM), True),

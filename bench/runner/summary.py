@@ -152,6 +152,43 @@ def empty_memory_warnings(db_path: str | Path, rows: list[dict[str, Any]] | None
     return out
 
 
+WORKING_MEMORY_EVENT = "working_memory"  # om_core.engine.working's turn event: the block changed
+
+
+def working_memory_notes(db_path: str | Path, rows: list[dict[str, Any]] | None = None) -> list[str]:
+    """One note per run whose strategy kept a working memory (`strategies.<key>.params.working_memory`): how often
+    the block changed (turn event `working_memory`) and in how many questions, naming the run by its short label
+    (`rows`: the summary's, else read); each note is two lines that fit 100 columns."""
+    from bench.store import Results
+
+    rows = rows if rows is not None else summary_rows(db_path)[0]
+    with Results(db_path) as res:
+        turns = res.turns()
+        configs = {r.run_key: r.config for r in res.runs().itertuples()}
+    out = []
+    for r in rows:
+        params = _params(r["strategy"] or "", configs.get(r["run_key"]))
+        if not params.get("working_memory"):
+            continue
+        t = turns[turns.run_key == r["run_key"]]
+        changes = t.events.fillna("").str.split(",").apply(lambda e: e.count(WORKING_MEMORY_EVENT))
+        n = int(changes.sum())
+        out.append(f"working memory: {r['label']}: changed {n} time{'' if n == 1 else 's'}, in "
+                   f"{t[changes > 0].question_id.nunique()} of {t.question_id.nunique()} questions\n"
+                   f"  (cap {params.get('working_memory_tokens', 400)} tokens; shown after the observations)")
+    return out
+
+
+def _params(strategy: str, config: Any) -> dict[str, Any]:
+    """strategies.<strategy>.params of a run's stored config ({} when absent or unreadable)."""
+    try:
+        cfg = json.loads(config) if isinstance(config, str) else (config or {})
+        params = ((cfg.get("strategies") or {}).get(strategy) or {}).get("params") or {}
+        return dict(params) if isinstance(params, dict) else {}
+    except (ValueError, AttributeError):
+        return {}
+
+
 def print_summary(db_path: str | Path, run_keys: list[str] | None, n_dataset: int | None = None,
                   split: str | None = None, profile: str = "openai", *, to_log: bool = True) -> None:
     """Print the summary and (`to_log`) keep it in the run log."""
@@ -159,7 +196,7 @@ def print_summary(db_path: str | Path, run_keys: list[str] | None, n_dataset: in
 
     rows, prof = summary_rows(db_path, run_keys, profile)
     text = format_summary(rows, prof, n_dataset, split)
-    warnings = empty_memory_warnings(db_path, rows)
+    warnings = empty_memory_warnings(db_path, rows) + working_memory_notes(db_path, rows)
     if warnings:
         text += "\n" + "\n".join(warnings)
     emit(text) if to_log else print(text)

@@ -12,7 +12,7 @@ from typing import Any, Iterable, Sequence
 
 from om_core.engine.state import EngineContext, TurnLog
 from om_core.records import BufferedChunk
-from om_core.working_memory import Entry, WorkingMemory, format_entries, update_working_memory
+from om_core.working_memory import Entry, WorkingMemory, format_entries, parse_entries, update_working_memory
 
 WORKING_MEMORY_EVENT = "working_memory"  # turn event: the block changed
 
@@ -51,9 +51,11 @@ def chunk_updates(chunks: Sequence[BufferedChunk], cycle_ids: Iterable[str]) -> 
     return [e for c in chunks if c.cycle_id in done for e in (c.working_memory or ())]
 
 
-def replace_block(om: EngineContext, resource_id: str, entries: Sequence[Entry], now: datetime) -> WorkingMemory:
-    """Set the block to exactly `entries` (a user's edit), capped as the Observer's updates are."""
+def replace_block(om: EngineContext, resource_id: str, block: str | Sequence[Entry], now: datetime) -> WorkingMemory:
+    """Set the block to exactly `block` (a user's edit: `label: value` lines, or (label, value) pairs), capped as
+    the Observer's updates are."""
     cfg = om.config.working_memory
+    entries = parse_entries(block) if isinstance(block, str) else [(str(a), str(b)) for a, b in block]
     new = update_working_memory(None, resource_id, entries, max_tokens=cfg.max_tokens, count=om.counter.count_string,
                                 truncate=om.counter.truncate, now=now)
     block = new or WorkingMemory(resource_id, (), 0, now)
