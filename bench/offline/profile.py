@@ -2,7 +2,8 @@
 
 When an Observer request asks for working memory (om_core's `WORKING_MEMORY_HEADING` is in it), the user's
 own first-person statements are matched against a few patterns (name, home, job, diet, allergies, likes,
-dislikes and preferences, what they are learning or studied, favourites, pets, current projects) and the labels that change come back as a `<working-memory>`
+dislikes and preferences, interests, plans, what they are learning or studied, favourites, pets, current
+projects) and the labels that change come back as a `<working-memory>`
 section written with om_core's `format_working_memory_section`. List-valued labels (likes, dislikes,
 allergies, current projects) keep their newest few items, merged with what the request shows. Not an LLM:
 it misses anything the patterns do not spell out, by design.
@@ -41,6 +42,11 @@ _RULES: tuple[tuple[str, re.Pattern[str], bool], ...] = (
     ("studied", re.compile(r"\bI\s+majored\s+in\s+" + _ITEM), False),
     ("dislikes", re.compile(r"\bI\s+(?:really\s+)?(?:hate|dislike|can't stand|cannot stand|don't like|do not like)\s+"
                             + _ITEM), True),
+    ("interests", re.compile(r"\bI(?:'ve| have)\s+been\s+(?:getting into|trying out|into)\s+" + _ITEM), True),
+    ("interests", re.compile(r"\bI(?:'m| am)\s+(?:also\s+|really\s+)?interested in\s+" + _ITEM), True),
+    ("plans", re.compile(r"\bI(?:'m| am)\s+(?:also\s+|actually\s+)?(?:planning|thinking of|considering)\s+(?:to\s+)?"
+                         + _ITEM), True),
+    ("plans", re.compile(r"\bI(?:'ve| have)\s+always\s+wanted\s+to\s+" + _ITEM), True),
     ("current projects", re.compile(r"\bI(?:'m| am)\s+(?:currently\s+)?working\s+on\s+" + _ITEM), True),
     ("pets", re.compile(r"\b(?i:my)\s+((?:dog|cat|puppy|kitten|parrot|rabbit|hamster)(?:'s name is|,| named| called)?\s+"
                         r"[A-Z][a-z]+)\b"), True),

@@ -18,6 +18,14 @@ def test_statements_the_patterns_spell_out():
     ]
 
 
+def test_interests_plans_and_learning():
+    got = statements(["I've been getting into audiobooks lately. I'm planning to join the photography club.",
+                      "I've been teaching myself the cello, and I mostly listen to baroque music.",
+                      "I'm also interested in computer vision, can you recommend resources?"])
+    assert got == [("interests", "audiobooks lately"), ("plans", "join the photography club"),
+                   ("likes", "baroque music"), ("learning", "cello"), ("interests", "computer vision")]
+
+
 def test_what_is_not_a_statement_about_the_user():
     assert statements(["I'd like a recipe please.", "I like it.", "Can you call me back?", "my name is unknown",
                        "I love that you asked.", "They live in Rome."]) == []

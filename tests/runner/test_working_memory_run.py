@@ -26,7 +26,8 @@ def test_summary_reports_working_memory_changes(tmp_path, capsys) -> None:
     # the synthetic sample states a preference in its single-session-preference question
     assert len(changed) >= 1 and {names[k] for k in changed.run_key} == {"wm"}
     [line] = working_memory_notes(db)
-    assert line.startswith(f"working memory: wm/om: changed {len(changed)} times, in ") and line in out
+    times = "time" if len(changed) == 1 else "times"
+    assert line.startswith(f"working memory: wm/om: changed {len(changed)} {times}, in ") and line in out
     wm_key = next(k for k, n in names.items() if n == "wm")
     assert f"of {turns[turns.run_key == wm_key].question_id.nunique()} questions" in line
 

@@ -115,28 +115,9 @@ async def test_cache_simulators_break_after_the_observation_prefix_when_working_
     tap = Tap(om({"profile": "m31"}))
     sims = {"ideal": make_simulator("ideal"), "openai": make_simulator("openai")}
     out = await replay_question(tap, build_timeline(view()), sims, actor_model="gpt-4o")
-    rows, prompts = out.turns, tap.prompts
-    checked = 0
-    for a, b in zip(range(len(rows)), range(1, len(rows))):
-        pa, pb = prompts[a], prompts[b]
-        if pa is None or pb is None or not {WORKING_MEMORY_KEY} <= {s.key for s in pa.segments} & {s.key for s in pb.segments}:
-            continue
-        wa, wb = index(pa, WORKING_MEMORY_KEY), index(pb, WORKING_MEMORY_KEY)
-        if pa.segments[wa].text == pb.segments[wb].text:
-            continue
-        # the block sits after the system block and the observations...
-        assert wb > last_chunk(pb) >= len(system_block(pb))
-        # ...so its change can only put the break at its own place: where the prompts would part without it,
-        # or at the block, whichever comes first
-        without = first_diff([s for s in pa.segments if s.key != WORKING_MEMORY_KEY],
-                             [s for s in pb.segments if s.key != WORKING_MEMORY_KEY])
-        with_wm = first_diff(pa.segments, pb.segments)
-        assert with_wm == min(without, wb) and with_wm >= len(system_block(pb))
-        # and the simulated cache reads the prompt up to that break
-        assert rows[b]["cache"]["ideal"]["cached"] >= tokens_before(pb, with_wm)
-        assert rows[b]["cache"]["openai"]["cached"] <= rows[b]["cache"]["ideal"]["cached"]
-        checked += 1
+    checked, _ = check_breaks(out.turns, tap.prompts)
     assert checked >= 2, "no turn changed an already shown working memory"
+    assert all(r["cache"]["openai"]["cached"] <= r["cache"]["ideal"]["cached"] for r in out.turns if r["cache"])
 
 
 async def test_a_working_memory_edit_alone_is_cached_up_to_its_own_message():
@@ -164,3 +145,59 @@ def test_key_params_leave_working_memory_out_while_it_is_off():
     assert "working_memory" not in off["config"]
     assert on["config"]["working_memory"] == {"enabled": True, "max_tokens": 300}
     assert {k: v for k, v in on["config"].items() if k != "working_memory"} == off["config"]
+
+
+def check_breaks(rows: list[dict], prompts: list) -> tuple[int, int]:
+    """For consecutive prompts whose working memory changed: the block sits after the system block and the
+    observations, and the break sits where the prompts would part without the block, or at the block, whichever
+    comes first (the block never breaks anything before it); the ideal cache reads up to the break. Returns
+    (pairs checked, pairs whose break the block itself caused)."""
+    checked = at_block = 0
+    for a, b in zip(range(len(rows)), range(1, len(rows))):
+        pa, pb = prompts[a], prompts[b]
+        if pa is None or pb is None or not {WORKING_MEMORY_KEY} <= {s.key for s in pa.segments} & {s.key for s in pb.segments}:
+            continue
+        wa, wb = index(pa, WORKING_MEMORY_KEY), index(pb, WORKING_MEMORY_KEY)
+        if pa.segments[wa].text == pb.segments[wb].text:
+            continue
+        assert wb > last_chunk(pb) >= len(system_block(pb))
+        without = first_diff([s for s in pa.segments if s.key != WORKING_MEMORY_KEY],
+                             [s for s in pb.segments if s.key != WORKING_MEMORY_KEY])
+        with_wm = first_diff(pa.segments, pb.segments)
+        # (an earlier break has another cause: an OTHER-conversations block before the observations, new chunks,
+        # a reflection, relative dates on a new day)
+        assert with_wm == min(without, wb)
+        assert rows[b]["cache"]["ideal"]["cached"] >= tokens_before(pb, with_wm)
+        checked += 1
+        at_block += with_wm == wb
+    return checked, at_block
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+async def test_real_oracle_haystacks_break_only_after_the_observation_prefix():
+    import os
+    from pathlib import Path
+
+    from bench.data.loader import load_dataset
+    from bench.strategies import StrategyContext
+    from om_core.tokens import default_counter
+
+    folder = os.environ.get("LONGMEMEVAL_DATA_DIR")
+    if not folder or not any(Path(folder).glob("longmemeval_oracle.json*")):
+        pytest.skip("real LongMemEval oracle split needs LONGMEMEVAL_DATA_DIR")
+    ds = load_dataset("longmemeval_oracle", folder)
+    picked = [i for i in ds.instances if i.question_type == "single-session-preference"][:4] + \
+             [i for i in ds.instances if i.question_type == "multi-session"][:4]
+    total = changed = 0
+    for k, inst in enumerate(picked):
+        ctx = StrategyContext(models=offline_models(), embed=None, counter=default_counter(), actor_model="gpt-4o",
+                              max_input_tokens=128000, output_budget=800, system_prompt="You are a helpful assistant.",
+                              resource_id=f"r-{k}")
+        tap = Tap(make_strategy("om", {**WM, "message_tokens": 1500, "context_layout": "mastra"}, ctx))
+        out = await replay_question(tap, build_timeline(inst.view()), {"ideal": make_simulator("ideal")},
+                                    actor_model="gpt-4o")
+        checked, _ = check_breaks(out.turns, tap.prompts)
+        total += checked
+        changed += sum("working_memory" in r["events"] for r in out.turns)
+    assert changed >= 4 and total >= 1, (changed, total)
