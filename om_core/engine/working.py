@@ -58,9 +58,9 @@ def replace_block(om: EngineContext, resource_id: str, block: str | Sequence[Ent
     entries = parse_entries(block) if isinstance(block, str) else [(str(a), str(b)) for a, b in block]
     new = update_working_memory(None, resource_id, entries, max_tokens=cfg.max_tokens, count=om.counter.count_string,
                                 truncate=om.counter.truncate, now=now)
-    block = new or WorkingMemory(resource_id, (), 0, now)
-    om.storage.save_working_memory(block)
-    return block
+    stored = new or WorkingMemory(resource_id, (), 0, now)
+    om.storage.save_working_memory(stored)
+    return stored
 
 
 def actor_text(om: EngineContext, resource_id: str) -> str | None:
