@@ -12,12 +12,13 @@ from datetime import timezone, tzinfo
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+import om_core.working_memory as working_format
+
 from .errors import InputError
 from .observer_format import format_messages
 from .prompts import check_profile, load
 from .tokens import TokenCounter
 from .types import Message
-from . import working_memory as working_format
 
 PromptsFolder = str | Path | None
 

@@ -22,14 +22,24 @@ def test_summary_reports_working_memory_changes(tmp_path, capsys) -> None:
     with Results(db) as res:
         turns = res.turns()
         names = dict(zip(res.runs().run_key, res.runs().name))
-    changed = turns[turns.events.fillna("").str.split(",").apply(lambda e: "working_memory" in e)]
+        wm_key = next(k for k, n in names.items() if n == "wm")
+        changed = turns[turns.events.fillna("").str.split(",").apply(lambda e: "working_memory" in e)]
+        # the question the block changed in keeps it in its memory view (the viewer's "memory at question time")
+        qid = changed.question_id.iloc[0]
+        memory = res.memory(wm_key, qid)
+        events = res.event_counts()
     # the synthetic sample states a preference in its single-session-preference question
     assert len(changed) >= 1 and {names[k] for k in changed.run_key} == {"wm"}
-    [line] = working_memory_notes(db)
+    assert [m.kind for m in memory][-1] == "working_memory" and memory[-1].text.startswith("- ")
+    assert set(events[events.event == "working_memory"].run_key) == {wm_key}  # the report's memory-events table
+    [note] = working_memory_notes(db)
     times = "time" if len(changed) == 1 else "times"
-    assert line.startswith(f"working memory: wm/om: changed {len(changed)} {times}, in ") and line in out
-    wm_key = next(k for k, n in names.items() if n == "wm")
-    assert f"of {turns[turns.run_key == wm_key].question_id.nunique()} questions" in line
+    head, tail = note.split("\n")
+    assert f": changed {len(changed)} {times}, in " in head
+    # printed at the end of the run too (its label then was the only om run's)
+    assert head.split(": ", 2)[2] in out and tail in out
+    assert head.endswith(f"of {turns[turns.run_key == wm_key].question_id.nunique()} questions")
+    assert max(len(head), len(tail)) <= 100
 
 
 @pytest.mark.slow

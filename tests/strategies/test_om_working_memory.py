@@ -104,6 +104,10 @@ async def test_offline_observer_keeps_name_and_preferences_and_the_system_block_
     seg = next(seg for seg in q.segments if seg.key == WORKING_MEMORY_KEY)
     assert "Dana Whitfield" in seg.text and index(q, WORKING_MEMORY_KEY) > last_chunk(q)
     assert q.meta["working_memory_tokens"] == wm.token_count
+    # the memory view (what the viewer shows as memory at question time) ends with the block
+    view_rows = OMStrategy.memory_view(s.state())
+    assert view_rows[-1].kind == "working_memory" and view_rows[-1].text == wm.text()
+    assert view_rows[-1].tokens == wm.token_count and view_rows[0].kind == "observations"
 
 
 def first_diff(a: list, b: list) -> int:
