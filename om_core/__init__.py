@@ -17,6 +17,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:  # the same names as _EXPORTS, for type checkers and IDEs
     from om_core.config import ObservationConfig, OMConfig, ReflectionConfig, RetrievalConfig, WorkingMemoryConfig
     from om_core.context import build_actor_context
+    from om_core.diagnostics import OutputRecord, collect_outputs
     from om_core.engine.state import Rejection, TurnContext
     from om_core.errors import (
         ConfigError,
@@ -83,6 +84,9 @@ _EXPORTS: dict[str, str] = {
     "reflect": "om_core.reflector",
     "ReflectionResult": "om_core.reflector",
     "build_actor_context": "om_core.context",
+    # what became of every Observer / Reflector output (output guards, docs/om-engine.md)
+    "collect_outputs": "om_core.diagnostics",
+    "OutputRecord": "om_core.diagnostics",
     # errors
     "OMError": "om_core.errors",
     "ConfigError": "om_core.errors",
@@ -105,6 +109,7 @@ __all__ = [  # written out for static tools; tests check it equals _EXPORTS and 
     "Storage", "SQLiteStorage", "InMemoryStorage", "PostgresStorage",
     "recall", "recall_tool_schema",
     "observe", "ObserverOutput", "reflect", "ReflectionResult", "build_actor_context",
+    "collect_outputs", "OutputRecord",
     "OMError", "ConfigError", "InputError", "StorageError", "FormatVersionError", "ModelOutputError",
     "RejectedOutputError", "DegenerateOutputError", "EmptyReflectionError", "TokenizerError",
 ]

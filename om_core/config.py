@@ -27,6 +27,11 @@ ContextLayout = Literal["mastra", "stable_prefix"]
 DEFAULT_MODEL = "google/gemini-2.5-flash"
 DEFAULT_ALIAS = "default"  # a model name that means DEFAULT_MODEL (Mastra's 'default' string)
 
+# Output caps sent when the config sets none (not Mastra's: docs/om.md, "Output guards"). A truncated output is
+# asked for once more with twice the cap (om_core.guards), so these bound runaway generation, not a faithful log.
+DEFAULT_OBSERVER_OUTPUT_TOKENS = 8_192
+DEFAULT_REFLECTOR_OUTPUT_TOKENS = 16_384
+
 _MINUTE = 60_000
 _HOUR = 60 * _MINUTE
 
@@ -40,7 +45,9 @@ class ObservationConfig:
     block_after: float | int | None = None  # None: 1.2 when buffering
     max_tokens_per_batch: int = 10_000
     temperature: float = 0.3
-    max_output_tokens: int | None = None  # Mastra sends 100,000 only to its default Gemini model; None = unset
+    # output cap sent as max_tokens; None: DEFAULT_OBSERVER_OUTPUT_TOKENS; 0: none (Mastra sends 100,000 only to
+    # its default Gemini model; a local server without a cap may generate up to its context window)
+    max_output_tokens: int | None = None
     model_params: Mapping[str, Any] = field(default_factory=dict)  # extra provider params, passed through
     instruction: str | None = None
     thread_title: bool = False
@@ -55,7 +62,7 @@ class ReflectionConfig:
     buffer_activation: float = 0.5
     block_after: float | int = 1.2
     temperature: float = 0.0
-    max_output_tokens: int | None = None
+    max_output_tokens: int | None = None  # None: DEFAULT_REFLECTOR_OUTPUT_TOKENS; 0: no cap
     model_params: Mapping[str, Any] = field(default_factory=dict)
     instruction: str | None = None
     # Reflections do not inherit the top-level idle / provider-change knobs (spec §1.1).
@@ -123,6 +130,18 @@ class OMConfig:
         """Whether Observer and Reflector outputs are checked for repetition loops (m31 always did; m11 never
         did, so it is off there unless `degenerate_guard=True`)."""
         return self.profile == "m31" if self.degenerate_guard is None else bool(self.degenerate_guard)
+
+    @property
+    def observer_output_cap(self) -> int | None:
+        """The Observer's output cap in tokens (`max_tokens`), or None when `max_output_tokens: 0` sends none."""
+        cap = self.observation.max_output_tokens
+        return DEFAULT_OBSERVER_OUTPUT_TOKENS if cap is None else (cap or None)
+
+    @property
+    def reflector_output_cap(self) -> int | None:
+        """The Reflector's output cap in tokens (`max_tokens`), or None when `max_output_tokens: 0` sends none."""
+        cap = self.reflection.max_output_tokens
+        return DEFAULT_REFLECTOR_OUTPUT_TOKENS if cap is None else (cap or None)
 
     @property
     def buffering(self) -> bool:
@@ -381,5 +400,10 @@ def _validate(cfg: OMConfig) -> None:
         raise ConfigError("working_memory: expected true/false or a mapping {enabled, max_tokens}")
     if isinstance(w.max_tokens, bool) or not isinstance(w.max_tokens, int) or w.max_tokens < 16:
         raise ConfigError(f"working_memory.max_tokens: must be an integer of at least 16 tokens, got {w.max_tokens!r}")
+    for knob, cap in (("observation.max_output_tokens", o.max_output_tokens),
+                      ("reflection.max_output_tokens", r.max_output_tokens)):
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 0):
+            raise ConfigError(f"{knob}: must be a positive integer (tokens), 0 for no cap, or null for the "
+                             f"default, got {cap!r}")
     if any(not isinstance(t, (int, float)) or not 0 <= t <= 2 for t in (o.temperature, r.temperature)):
         raise ConfigError("observation.temperature/reflection.temperature: must be within [0, 2]")

@@ -21,6 +21,10 @@ class Completion:
     model: str = ""
     # Provider- or gateway-specific extras (cost, latency, response-cache hit, retries). om_core ignores them.
     meta: dict[str, Any] = field(default_factory=dict)
+    # Why generation stopped, as OpenAI-compatible servers report it: "stop", "length" (the output cap or the
+    # context window cut the text short), "content_filter", ...; None when the provider does not say. The output
+    # guards refuse a "length" output (om_core.guards.truncation_guard).
+    finish_reason: str | None = None
 
 
 @runtime_checkable
@@ -28,7 +32,9 @@ class ChatModel(Protocol):
     """Anything that turns OpenAI-style chat messages into a completion.
 
     `messages` are dicts with "role" and "content" (str). Extra keyword params (temperature, max_tokens,
-    role="observer", ...) are passed through; implementations ignore what they do not understand.
+    role="observer", ...) are passed through; implementations ignore what they do not understand. An
+    implementation that knows why generation stopped sets `Completion.finish_reason` ("length" when the
+    `max_tokens` cap or the context window cut the output).
     """
 
     async def complete(self, messages: list[dict[str, Any]], **params: Any) -> Completion: ...

@@ -10,7 +10,18 @@ from typing import Any, Mapping, Sequence
 
 from .degenerate import detect_degenerate_repetition
 from .errors import DegenerateOutputError, RejectedOutputError
-from .guards import DEGENERATE, Candidate, Guard, first_rejection, observer_guards
+from .diagnostics import record_output
+from .guards import (
+    DEGENERATE,
+    TRUNCATED,
+    Candidate,
+    Guard,
+    first_rejection,
+    instruction_text,
+    larger_cap,
+    observer_guards,
+    with_cap,
+)
 from .llm import ChatModel
 from .observer_format import format_messages, outline_args, render_tool_result
 from .observer_parse import ObserverOutput, ThreadSection, parse_observer_output, sanitize_lines
@@ -58,15 +69,17 @@ async def observe(
     guards: Sequence[Guard] | None = None,
     **kw: Any,
 ) -> ObserverOutput:
-    """One Observer call (with its regeneration). `kw` goes to `build_observer_messages` (instruction,
+    """One Observer call (with its retries). `kw` goes to `build_observer_messages` (instruction,
     thread_title, prompts_folder, tz, counter); `thread_metadata` (multi-thread: thread id -> prior hints) too.
 
-    Every output passes `guards` (default `om_core.guards.observer_guards(degenerate_check)`: empty output,
-    and the repetition check when `degenerate_check`, which defaults to on for m31 and off for m11). With the
-    repetition check on, a refused output is regenerated once (mastra-ai/mastra, packages/memory/src/
-    processors/observational-memory/observer-runner.ts); a second refusal raises `DegenerateOutputError`
-    (repetition) or `RejectedOutputError` (any other reason, in `.reason`). Without it there is one attempt,
-    and an output that loops is returned with `degenerate=True` (m11 committed such output).
+    Every output passes `guards` (default `om_core.guards.observer_guards(degenerate_check)`; the repetition
+    check `degenerate_check` defaults to on for m31 and off for m11). A truncated output (`finish_reason`
+    "length") is asked for once more with twice the `max_tokens` cap, then refused. With the repetition check on,
+    any other refused output is regenerated once (mastra-ai/mastra, packages/memory/src/processors/
+    observational-memory/observer-runner.ts). When no attempt is accepted, `DegenerateOutputError` (repetition)
+    or `RejectedOutputError` (any other reason, in `.reason`) is raised. Without the repetition check an output
+    that loops is returned with `degenerate=True` (m11 committed such output). Each call is recorded in an active
+    `om_core.diagnostics.collect_outputs()` block.
     """
     check_profile(profile)
     prompt = build_observer_messages(
@@ -83,15 +96,30 @@ async def observe(
     check = profile == "m31" if degenerate_check is None else degenerate_check
     active = observer_guards(check) if guards is None else list(guards)
     source = history_from_prompt("\n\n".join(str(m["content"]) for m in prompt if m["role"] == "user"))
+    instructions = instruction_text(prompt, source, existing_observations)
+    regenerations = 1 if check else 0
+    truncation_retry = True
     reason = ""
-    for _ in range(2 if check else 1):
+    while True:
         completion = await model.complete(prompt, **params)
         out = parse_observer_output(completion.text, multi_thread=threads is not None, check_degenerate=False)
-        reason = first_rejection(active, Candidate("observer", profile, completion, out.observations, source)) or ""
+        cand = Candidate("observer", profile, completion, out.observations, source, instructions, out.parse_mode)
+        reason = first_rejection(active, cand) or ""
+        record_output(cand, reason, counter=kw.get("counter"))
         if not reason:
             if not check and detect_degenerate_repetition(completion.text, source=source):
                 out.degenerate = True  # committed unchecked, as m11 did; the engine records an event
             return out
+        if reason == TRUNCATED:
+            cap = larger_cap(params) if truncation_retry else None
+            if cap is None:
+                break  # truncated twice, or no cap to raise: refused
+            truncation_retry = False
+            params = with_cap(params, cap)
+            continue
+        if regenerations <= 0:
+            break
+        regenerations -= 1
     if reason == DEGENERATE:
         raise DegenerateOutputError("Observer output was degenerate (repetition loop) twice in a row")
     raise RejectedOutputError(f"Observer output rejected ({reason}) on every attempt", reason=reason, role="observer")

@@ -4,6 +4,11 @@
 the line format the prompts ask for (`* 🔴 (09:12) text`, sub-bullets `  * -> text`, priorities 🔴 🟡 🟢 ✅):
 code that writes or reads observations by rule (the benchmark's offline engine) uses them, so it follows any
 change made here.
+
+Output without an `<observations>` block is read by the fallback (`parse_mode="fallback"`), which keeps only
+observation lines (a priority marker or a `(HH:MM)` clock; their `->` sub-bullets; the `Date:` headers above
+them). Mastra's fallback kept every list line, so an assistant-style answer ("Here are some tips: 1. ...")
+became memory; whether the rest of an output may become memory is decided by `om_core.guards`.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import time
-from typing import Mapping
+from typing import Literal, Mapping
 
 from .degenerate import detect_degenerate_repetition
 from .errors import InputError
@@ -29,7 +34,12 @@ _THREAD = re.compile(r'<thread id="([^"]*)">(.*?)</thread>', re.DOTALL)
 _ANY_HINT = re.compile(
     r"<(current-task|suggested-response|thread-title)>.*?</\1>", re.DOTALL
 )
-_LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d+\.)\s+\S")
+# an observation line: optional bullet, then a priority marker and/or a (HH:MM) clock, then text
+_OBSERVATION_MARKS = re.compile(r"^\s*(?:[*\-•]\s*)?(?:[🔴🟡🟢✅]\s*)?(?:\(\d{1,2}:\d{2}\)\s*)?")
+_PRIORITY_OR_CLOCK = re.compile(r"[🔴🟡🟢✅]|\(\d{1,2}:\d{2}\)")
+_SUB_OBSERVATION = re.compile(r"^\s*(?:[*\-•]\s*)?->\s*\S")
+_DATE_HEADER = re.compile(r"^\s*Date:\s*\S")
+ParseMode = Literal["tagged", "fallback"]
 
 PRIORITY_HIGH = "🔴"
 PRIORITY_MEDIUM = "🟡"
@@ -61,6 +71,8 @@ class ObserverOutput:
     degenerate: bool = False
     # updates of the `<working-memory>` section (om_core.working_memory); None: the output has none
     working_memory: list[Entry] | None = None
+    # "tagged": read from <observations> blocks; "fallback": no block, observation lines picked out of the text
+    parse_mode: ParseMode = "tagged"
 
 
 def sanitize_lines(text: str) -> str:
@@ -78,25 +90,53 @@ def _first(pattern: re.Pattern[str], text: str) -> str | None:
     return value or None
 
 
-def _list_lines_only(text: str) -> str:
-    """Fallback when no <observations> block is found: keep only list lines, hints removed first."""
-    without_hints = _ANY_HINT.sub("", text)
-    return "\n".join(line.rstrip() for line in without_hints.split("\n") if _LIST_LINE.match(line))
+def is_observation_line(line: str) -> bool:
+    """Whether `line` is an observation line as the prompts ask for them: an optional bullet, a priority marker
+    (🔴 🟡 🟢 ✅) and/or a `(HH:MM)` clock, then text (`* 🔴 (09:12) User stated ...`)."""
+    m = _OBSERVATION_MARKS.match(line)
+    if m is None or not _PRIORITY_OR_CLOCK.search(m.group(0)):
+        return False
+    rest = line[m.end():]
+    return bool(rest) and not rest.startswith((".", "…"))  # "* 🔴 (09:12) ..." is a placeholder
+
+
+def observation_lines_only(text: str) -> str:
+    """The fallback when no <observations> block is found: hints removed, then only observation lines, the `->`
+    sub-bullets right under them, and a `Date:` header when an observation line follows it. List lines without
+    a priority or clock (an assistant's numbered tips, prompt headings) are dropped."""
+    kept: list[str] = []
+    header: str | None = None
+    in_observation = False
+    for line in _ANY_HINT.sub("", text).split("\n"):
+        if _DATE_HEADER.match(line):
+            header, in_observation = line.strip(), False
+        elif is_observation_line(line):
+            if header is not None:
+                kept.append(header)
+                header = None
+            kept.append(line.rstrip())
+            in_observation = True
+        elif in_observation and _SUB_OBSERVATION.match(line):
+            kept.append(line.rstrip())
+        elif line.strip():
+            in_observation = False
+    return "\n".join(kept)
 
 
 def _observation_content(text: str) -> str:
     blocks = [m.group(1).strip("\n") for m in _OBSERVATIONS.finditer(text)]
     if blocks:
         return "\n".join(b.strip() for b in blocks if b.strip())
-    return _list_lines_only(text)
+    return observation_lines_only(text)
 
 
-def _parse_threads(text: str) -> dict[str, ThreadSection]:
+def _parse_threads(text: str, fallback: bool = False) -> dict[str, ThreadSection]:
     threads: dict[str, ThreadSection] = {}
     for m in _THREAD.finditer(text):
         tid, body = m.group(1).strip(), m.group(2)
         task, suggested = _first(_CURRENT_TASK, body), _first(_SUGGESTED, body)
-        obs = sanitize_lines(_ANY_HINT.sub("", body).strip())
+        obs = _ANY_HINT.sub("", body).strip()
+        obs = sanitize_lines(observation_lines_only(obs) if fallback else obs)
         if tid in threads:  # the same thread twice: join its sections, later hints win
             prev = threads[tid]
             obs = "\n".join(x for x in (prev.observations, obs) if x)
@@ -110,7 +150,8 @@ def parse_observer_output(text: str, *, multi_thread: bool = False, check_degene
 
     Degenerate (looping) output gives an empty result with `degenerate=True`. In multi-thread mode the
     `<thread id="…">` sections are parsed into `threads`, and `observations` holds them re-wrapped
-    without their per-thread hints.
+    without their per-thread hints. Without an `<observations>` block (`parse_mode="fallback"`) only
+    observation lines are kept (`observation_lines_only`), in thread sections too.
     """
     if check_degenerate and detect_degenerate_repetition(text):
         return ObserverOutput(observations="", degenerate=True)
@@ -118,6 +159,7 @@ def parse_observer_output(text: str, *, multi_thread: bool = False, check_degene
     if working is not None:  # its lines are no observations, wherever the model put the section
         text = strip_working_memory_section(text)
     blocks = [m.group(1) for m in _OBSERVATIONS.finditer(text)]
+    mode: ParseMode = "tagged" if blocks else "fallback"
     title = _first(_TITLE, text)
     if not multi_thread:
         return ObserverOutput(
@@ -126,9 +168,10 @@ def parse_observer_output(text: str, *, multi_thread: bool = False, check_degene
             suggested_response=_first(_SUGGESTED, text),
             thread_title=title,
             working_memory=working,
+            parse_mode=mode,
         )
     scope = "\n".join(blocks) if blocks else text
-    threads = _parse_threads(scope)
+    threads = _parse_threads(scope, fallback=not blocks)
     outside = _THREAD.sub("", text)  # hints outside any thread section belong to the whole call
     if threads:
         observations = "\n".join(
@@ -143,6 +186,7 @@ def parse_observer_output(text: str, *, multi_thread: bool = False, check_degene
         thread_title=title,
         threads=threads,
         working_memory=working,
+        parse_mode=mode,
     )
 
 

@@ -16,7 +16,8 @@ from typing import Any, Sequence
 
 from .degenerate import detect_degenerate_repetition
 from .errors import EmptyReflectionError, InputError
-from .guards import Candidate, Guard, first_rejection, reflector_guards
+from .diagnostics import record_output
+from .guards import TRUNCATED, Candidate, Guard, first_rejection, instruction_text, larger_cap, reflector_guards, with_cap
 from .llm import ChatModel
 from .observer_parse import ObserverOutput, parse_observer_output
 from .observer_prompt import observer_instruction_set
@@ -152,13 +153,22 @@ class _Attempt:
 
 
 async def _call(model: ChatModel, profile: str, observations: str, level: int, params: dict[str, Any],
-                opts: dict[str, Any], guards: Sequence[Guard]) -> _Attempt:
+                opts: dict[str, Any], guards: Sequence[Guard], counter: TokenCounter) -> _Attempt:
+    """One level: the call, and once more with a larger output cap when the output was truncated."""
     prompt = build_reflector_messages(profile, observations, level, **opts)
-    completion = await model.complete(prompt, **params)
-    out = parse_observer_output(completion.text, check_degenerate=False)
-    looped = detect_degenerate_repetition(completion.text, source=observations)
-    reason = first_rejection(guards, Candidate("reflector", profile, completion, out.observations, observations))
-    return _Attempt(out, reason or "", looped)
+    instructions = instruction_text(prompt, strip_observation_groups(observations))
+    cap: int | None = None
+    while True:
+        completion = await model.complete(prompt, **(params if cap is None else with_cap(params, cap)))
+        out = parse_observer_output(completion.text, check_degenerate=False)
+        cand = Candidate("reflector", profile, completion, out.observations, observations, instructions,
+                         out.parse_mode)
+        reason = first_rejection(guards, cand)
+        record_output(cand, reason, counter=counter, level=level)
+        if reason == TRUNCATED and cap is None and (cap := larger_cap(params)) is not None:
+            continue
+        looped = detect_degenerate_repetition(completion.text, source=observations)
+        return _Attempt(out, reason or "", looped)
 
 
 async def reflect(
@@ -179,11 +189,12 @@ async def reflect(
 ) -> ReflectionResult:
     """Compress `observations` below `target_tokens` (success is `tokens < target_tokens`).
 
-    Every output passes `guards` (default `om_core.guards.reflector_guards(degenerate_check)`: empty output,
-    and the repetition check when `degenerate_check`, on by default for m31, off for m11); a refused output
-    counts as a failed attempt. Without the check an output that loops can be committed (as m11 did) and is
-    flagged `degenerate`. Raises EmptyReflectionError (with the last refusal's `reason`) when the input is
-    non-empty and no attempt was usable.
+    Every output passes `guards` (default `om_core.guards.reflector_guards(degenerate_check)`; the repetition
+    check `degenerate_check` is on by default for m31, off for m11); a truncated output is asked for once more
+    at the same level with twice the `max_tokens` cap; a refused output counts as a failed attempt. Without the
+    repetition check an output that loops can be committed (as m11 did) and is flagged `degenerate`. Raises
+    EmptyReflectionError (with the last refusal's `reason`) when the input is non-empty and no attempt was
+    usable. Each call is recorded in an active `om_core.diagnostics.collect_outputs()` block.
     """
     check_profile(profile)
     if not isinstance(target_tokens, int) or target_tokens <= 0:
@@ -200,7 +211,7 @@ async def reflect(
     rejected: list[tuple[int, str]] = []
 
     async def attempt(level: int) -> _Attempt:
-        a = await _call(model, profile, observations, level, params, opts, active)
+        a = await _call(model, profile, observations, level, params, opts, active, counter)
         levels.append(level)
         if a.degenerate:
             looped.append(level)

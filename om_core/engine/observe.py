@@ -41,8 +41,8 @@ def observer_kwargs(om: EngineContext) -> dict[str, Any]:
           "thread_title": cfg.observation.thread_title, "prompts_folder": cfg.prompts_folder,
           "degenerate_check": cfg.degenerate_check}
     params: dict[str, Any] = {"temperature": cfg.observation.temperature}
-    if cfg.observation.max_output_tokens:
-        params["max_tokens"] = cfg.observation.max_output_tokens
+    if cfg.observer_output_cap:
+        params["max_tokens"] = cfg.observer_output_cap
     params.update(cfg.observation.model_params)
     return {"model_params": params, **kw}
 

@@ -29,8 +29,8 @@ _GROUP_OPEN, _GROUP_CLOSE = "<observation-group ", "</observation-group>"
 def _reflector_params(om: EngineContext) -> dict[str, Any]:
     r = om.config.reflection
     params: dict[str, Any] = {"temperature": r.temperature}
-    if r.max_output_tokens:
-        params["max_tokens"] = r.max_output_tokens
+    if om.config.reflector_output_cap:
+        params["max_tokens"] = om.config.reflector_output_cap
     return {**params, **dict(r.model_params)}
 
 

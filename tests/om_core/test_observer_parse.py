@@ -44,17 +44,31 @@ def test_multiple_observation_blocks_are_joined():
     assert parse_observer_output(text).observations == "* 🔴 a\n* 🟡 b"
 
 
-def test_fallback_without_tags_keeps_list_lines_only():
-    text = "Here is what I saw:\nDate: Mar 3, 2026\n* 🔴 (09:12) fact one\n- fact two\n  1. nested three\nThanks!\n<current-task>\n- not an observation\n</current-task>"
+def test_fallback_without_tags_keeps_observation_lines_only():
+    text = ("Here is what I saw:\nDate: Mar 3, 2026\n* 🔴 (09:12) fact one\n  * -> its detail\n- fact two\n"
+            "  1. nested three\nThanks!\n<current-task>\n- not an observation\n</current-task>")
     out = parse_observer_output(text)
-    assert out.observations == "* 🔴 (09:12) fact one\n- fact two\n  1. nested three"
-    assert out.current_task == "- not an observation"
+    assert out.observations == "Date: Mar 3, 2026\n* 🔴 (09:12) fact one\n  * -> its detail"
+    assert out.parse_mode == "fallback" and out.current_task == "- not an observation"
+
+
+def test_fallback_drops_an_assistant_answer_with_numbered_tips():
+    """The list-line fallback kept an assistant's numbered tips as memory (qwen 0.5B, recorded)."""
+    text = ("Great observation! Here are some tips:\n\n1. **Know your audience**: keep it simple.\n"
+            "2. Use visuals.\n- Practise the talk\n* Ask for feedback")
+    out = parse_observer_output(text)
+    assert out.observations == "" and out.parse_mode == "fallback"
+
+
+def test_fallback_keeps_a_date_header_only_above_observations_and_skips_placeholders():
+    text = "Date: Mar 2, 2026\nno observation here\nDate: Mar 3, 2026\n* 🔴 (09:12) ...\n* 🟡 (09:13) real one"
+    assert parse_observer_output(text).observations == "Date: Mar 3, 2026\n* 🟡 (09:13) real one"
 
 
 def test_tags_not_at_line_start_are_not_blocks():
-    text = "I will write <observations>* 🔴 inline</observations> and <current-task>x</current-task>\n- a list line"
+    text = "I will write <observations>* 🔴 inline</observations> and <current-task>x</current-task>\n- 🟡 a line"
     out = parse_observer_output(text)
-    assert out.observations == "- a list line"
+    assert out.observations == "- 🟡 a line"
     assert out.current_task is None
 
 
@@ -100,7 +114,14 @@ Date: Mar 4, 2026
 
 def test_multi_thread_without_observations_block():
     out = parse_observer_output('<thread id="x">\n* 🔴 fact\n</thread>', multi_thread=True)
-    assert out.threads["x"].observations == "* 🔴 fact"
+    assert out.threads["x"].observations == "* 🔴 fact" and out.parse_mode == "fallback"
+
+
+def test_multi_thread_fallback_keeps_no_copied_chat():
+    """A model that copied its input's <thread> block (qwen 0.5B, recorded): no observation line, nothing kept."""
+    copy = '<thread id="x">\nApr 10 2023:\nUser (2:47 PM): I need a detailer.\nAssistant: Here are tips:\n1. Reviews\n</thread>'
+    out = parse_observer_output(copy, multi_thread=True)
+    assert out.threads["x"].observations == "" and out.observations == ""
 
 
 class Scripted:
