@@ -113,6 +113,11 @@ class GatewayCfg:
     tpm: dict[str, int] = field(default_factory=dict)
     api_base: dict[str, str] = field(default_factory=dict)  # role or provider -> base URL (self-hosted, proxies)
     api_key_env: dict[str, str] = field(default_factory=dict)  # role or provider -> env var holding the key
+    # self-hosted servers (bench.gateway.local): their defaults, and context windows they do not report
+    local_defaults: bool = True
+    local_max_concurrency: int | None = None
+    local_timeout_s: float = 600.0
+    context_window: dict[str, int] = field(default_factory=dict)  # role or provider -> tokens
 
 
 @dataclass

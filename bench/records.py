@@ -21,10 +21,12 @@ class CallRecord:
     cached_tokens_reported: int = 0
     cache_write_tokens_reported: int = 0
     cost_usd: float = 0.0
+    cost_known: bool = True  # False: the model has no price in litellm's map (reported as unpriced, not $0)
     latency_s: float = 0.0
     response_cache_hit: bool = False
     retries: int = 0
     error: str | None = None
+    finish_reason: str | None = None  # the provider's: "stop", "length" (cut short), ...
     sim_time: datetime | None = None  # the replay clock when the call was issued
     simulated: bool = False  # True for Actor prompts rendered during replay (no real call made)
     # request messages (for cache simulation) and the reply text: stored (compressed) for question-time calls,

@@ -45,6 +45,11 @@ class GatewayConfig:
     limit_period_s: float = 60.0  # the window of rpm/tpm; tests shrink it
     aimd_grow_after: int = 10  # successes after a cut before the concurrency limit grows by one
     embed_batch_size: int = 256
+    # self-hosted servers (an api_base on this machine or a private network; bench.gateway.local)
+    local_defaults: bool = True  # False: treat such servers like a provider (its concurrency, timeout, retries)
+    local_max_concurrency: int | None = None  # None: the parallel slots the server reports (llama.cpp), else 1
+    local_timeout_s: float = 600.0  # a small server may take minutes; a timed-out request is never retried there
+    context_window: dict[str, int] = field(default_factory=dict)  # role or provider -> tokens (when servers don't say)
 
     def __post_init__(self) -> None:
         if not isinstance(self.roles, Mapping) or not self.roles:
@@ -60,6 +65,12 @@ class GatewayConfig:
         _positive("limit_period_s", self.limit_period_s)
         _positive("aimd_grow_after", self.aimd_grow_after, integer=True)
         _positive("embed_batch_size", self.embed_batch_size, integer=True)
+        _positive("local_timeout_s", self.local_timeout_s)
+        if self.local_max_concurrency is not None:
+            _positive("local_max_concurrency", self.local_max_concurrency, integer=True)
+        for key, val in dict(self.context_window).items():
+            if isinstance(val, bool) or not isinstance(val, int) or val <= 0:
+                raise ConfigError(f"gateway.context_window.{key}={val!r} must be a positive integer (tokens)")
         if self.backoff_base_s < 0 or self.backoff_max_s < 0:
             raise ConfigError("gateway.backoff_base_s/backoff_max_s must be >= 0; e.g. backoff_base_s=1")
         for name in ("rpm", "tpm"):

@@ -15,6 +15,7 @@ Gateway is built; the gateway knows them only through that registry.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import random
 import time
@@ -28,12 +29,15 @@ from bench.errors import ConfigError
 from bench.gateway.config import GatewayConfig, provider_of
 from bench.gateway.errors import ErrorInfo, GatewayError, RetryableCallError, classify, redact
 from bench.gateway.limits import AdaptiveConcurrency, ProviderGate, TokenBucket, backoff_delay
+from bench.gateway.local import TOKEN_SAFETY_MARGIN, ServerDirectory, ServerInfo, is_local, scrub_url, server_token_count
 from bench.gateway.providers import check_model, provider_for
 from bench.gateway.response_cache import CachedResponse, ResponseCache, request_key
 from bench.gateway.usage import cost_of, normalize_usage
 from bench.records import CallRecord, record_call
 
 T = TypeVar("T")
+MIN_OUTPUT_TOKENS = 16  # a prompt that leaves less room than this in the context window is refused before the call
+TEMPLATE_TOKENS_PER_MESSAGE = 8  # chat-template tokens around each message (role markers), an upper bound
 
 
 @dataclass
@@ -47,6 +51,12 @@ class _Prepared:
     api_base: str | None
     timeout: float
     cacheable: bool  # False: the provider's responses are recomputed every time, never cached
+    local: bool = False  # api_base is a self-hosted server on this machine or a private network
+
+    @property
+    def gate_key(self) -> str:
+        """Limits are per provider, and per server for a self-hosted one (its own slots, never a provider's)."""
+        return f"{self.provider}@{scrub_url(self.api_base)}" if self.local and self.api_base else self.provider
 
 
 class GatewayChatModel:
@@ -76,6 +86,7 @@ class Gateway:
         self._providers: dict[str, tuple[str, bool]] = {}  # model -> (provider, responses cacheable)
         self._inflight: dict[str, asyncio.Future[CachedResponse | None]] = {}
         self._rng = random.Random()
+        self.servers = ServerDirectory()  # self-hosted servers, probed once per base URL
 
     # ------------------------------------------------------------------ public API
     def model(self, role: str) -> GatewayChatModel:
@@ -84,8 +95,23 @@ class Gateway:
     async def complete(self, role: str, messages: list[dict[str, Any]], /, **params: Any) -> Completion:
         p = self._prepare(role, params)
         t0 = time.perf_counter()
-        key = request_key("chat", p.model, messages, p.params, p.epoch) if p.cacheable else ""
+        endpoint = await self._endpoint(p)
+        key = request_key("chat", p.model, messages, p.params, p.epoch, endpoint=endpoint) if p.cacheable else ""
         return await self._cached(p, messages, key, "chat", t0, lambda: self._chat_call(p, messages))
+
+    async def server(self, role: str) -> ServerInfo | None:
+        """What the self-hosted server of `role` says about itself (probed once per base URL), or None when the
+        role has no `api_base`."""
+        p = self._prepare(role, {})
+        return await self.servers.get(p.api_base, p.api_key) if p.api_base else None
+
+    async def _endpoint(self, p: _Prepared) -> dict[str, str] | None:
+        """Where a request goes, as the response cache key needs it: the scrubbed base URL and the served model's
+        identity (`ServerInfo.identity`); None for a provider's default endpoint."""
+        if not p.api_base:
+            return None
+        info = await self.servers.get(p.api_base, p.api_key)
+        return {"base": info.base_url, "served": info.identity(p.model)}
 
     async def embed(self, texts: list[str], role: str = "embedder", **params: Any) -> list[list[float]]:
         p = self._prepare(role, params)
@@ -94,7 +120,8 @@ class Gateway:
         for i in range(0, len(texts), size):
             batch = list(texts[i:i + size])
             t0 = time.perf_counter()
-            key = request_key("embed", p.model, batch, p.params, p.epoch) if p.cacheable else ""
+            endpoint = await self._endpoint(p)
+            key = request_key("embed", p.model, batch, p.params, p.epoch, endpoint=endpoint) if p.cacheable else ""
             comp = await self._cached(p, None, key, "embed", t0, partial(self._embed_call, p, batch))
             out.extend(comp.meta["embeddings"])
         return out
@@ -132,24 +159,37 @@ class Gateway:
             if not api_key:
                 raise ConfigError(f"gateway: environment variable {env} (API key for {role}) is not set; export it")
         api_base = merged.pop("api_base", None) or self.config.api_base.get(role) or self.config.api_base.get(provider)
-        timeout = float(merged.pop("timeout", None) or self.config.timeout_s)
+        local = bool(api_base) and self.config.local_defaults and is_local(str(api_base))
+        default_timeout = self.config.local_timeout_s if local else self.config.timeout_s
+        timeout = float(merged.pop("timeout", None) or default_timeout)
         for k in ("max_retries", "num_retries"):  # retries are ours
             merged.pop(k, None)
-        return _Prepared(label, rm.model, provider, merged, epoch, api_key, api_base, timeout, cacheable)
+        return _Prepared(label, rm.model, provider, merged, epoch, api_key, api_base, timeout, cacheable, local)
 
-    def _gate(self, provider: str) -> ProviderGate:
-        gate = self._gates.get(provider)
+    def _gate(self, p: _Prepared) -> ProviderGate:
+        key = p.gate_key
+        gate = self._gates.get(key)
         if gate is None:
             c = self.config
-            rpm, tpm = c.rpm.get(provider), c.tpm.get(provider)
+            rpm, tpm = c.rpm.get(p.provider), c.tpm.get(p.provider)
             gate = ProviderGate(
-                provider,
-                AdaptiveConcurrency(c.max_concurrency, grow_after=c.aimd_grow_after),
+                key,
+                AdaptiveConcurrency(self._concurrency(p), grow_after=c.aimd_grow_after),
                 TokenBucket(rpm, c.limit_period_s) if rpm else None,
                 TokenBucket(tpm, c.limit_period_s) if tpm else None,
             )
-            self._gates[provider] = gate
+            self._gates[key] = gate
         return gate
+
+    def _concurrency(self, p: _Prepared) -> int:
+        """Requests in flight at once: `max_concurrency` for a provider; for a local server
+        `local_max_concurrency`, else the parallel slots it reports (llama.cpp), else 1."""
+        if not p.local:
+            return self.config.max_concurrency
+        if self.config.local_max_concurrency:
+            return self.config.local_max_concurrency
+        info = self.servers.known(p.api_base or "")
+        return info.slots if info is not None and info.slots else 1
 
     def _litellm_kwargs(self, p: _Prepared) -> dict[str, Any]:
         kw: dict[str, Any] = dict(p.params)
@@ -200,16 +240,56 @@ class Gateway:
         litellm = ensure_litellm()
         kw = self._litellm_kwargs(p)
         kw["messages"] = messages
+        await self._fit_context(p, messages, kw)
 
-        async def attempt() -> tuple[str, Usage, str]:
+        async def attempt() -> tuple[str, Usage, str, str | None]:
             resp = await litellm.acompletion(**kw)
             return _parse_chat(resp)
 
         est = self._token_estimate(p, messages)
-        (text, usage, rmodel), attempts, lat = await self._with_retries(p, est, attempt)
+        (text, usage, rmodel, finish), attempts, lat = await self._with_retries(p, est, attempt)
         cost = cost_of(p.model, usage)
         return CachedResponse(text=text, usage=usage, cost_usd=cost.usd, cost_known=cost.known, latency_s=lat,
-                              response_model=rmodel), attempts
+                              response_model=rmodel, finish_reason=finish), attempts
+
+    async def _fit_context(self, p: _Prepared, messages: list[dict[str, Any]], kw: dict[str, Any]) -> None:
+        """On a server whose context window is known (it says so, or `gateway.context_window`): the output cap is
+        lowered to what fits after the prompt, counted by the server's tokenizer (or o200k x TOKEN_SAFETY_MARGIN);
+        a prompt that leaves no room fails here with kind "context", without a call."""
+        window = self.context_window(p.label, p)
+        if window is None:
+            return
+        prompt = await self.prompt_tokens(p, messages)
+        room = window - prompt
+        if room < MIN_OUTPUT_TOKENS:
+            raise GatewayError("context", f"the prompt needs about {prompt} tokens of {p.model}'s "
+                               f"{window}-token context window; lower the thresholds or use a larger window")
+        for cap_key in ("max_tokens", "max_completion_tokens"):
+            cap = kw.get(cap_key)
+            if isinstance(cap, int) and cap > room:
+                kw[cap_key] = room
+
+    def context_window(self, role: str, p: _Prepared | None = None) -> int | None:
+        """The context window (tokens) of `role`'s model: `gateway.context_window` for the role or provider, else
+        what its server reported when probed; None when unknown."""
+        p = p or self._prepare(role, {})
+        configured = self.config.context_window.get(role) or self.config.context_window.get(p.provider)
+        if configured:
+            return int(configured)
+        info = self.servers.known(p.api_base) if p.api_base else None
+        return info.context_window if info is not None else None
+
+    async def prompt_tokens(self, p: _Prepared, messages: list[dict[str, Any]]) -> int:
+        """Tokens of a chat request as its server counts them (its /tokenize, plus a per-message allowance for
+        the chat template), else o200k x TOKEN_SAFETY_MARGIN."""
+        text = "\n".join(str(m.get("content") or "") for m in messages)
+        info = await self.servers.get(p.api_base, p.api_key) if p.api_base else None
+        counted = await server_token_count(p.api_base or "", info, p.model, text, p.api_key) if info else None
+        if counted is None:
+            from om_core.tokens import default_counter
+
+            counted = math.ceil(default_counter().count_string(text) * TOKEN_SAFETY_MARGIN)
+        return counted + TEMPLATE_TOKENS_PER_MESSAGE * len(messages)
 
     async def _embed_call(self, p: _Prepared, batch: list[str]) -> tuple[CachedResponse, int]:
         from bench.gateway.setup import ensure_litellm
@@ -243,7 +323,7 @@ class Gateway:
                             attempt_fn: Callable[[], Awaitable[T]]) -> tuple[T, int, float]:
         from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_attempt
 
-        gate = self._gate(p.provider)
+        gate = self._gate(p)
         secrets = [p.api_key or ""]
         cfg = self.config
 
@@ -268,7 +348,9 @@ class Gateway:
                             info = classify(exc)
                             if info.kind == "rate_limit":
                                 gate.on_rate_limited(generation, info.retry_after_s)
-                            if info.retryable:
+                            # a local server keeps computing a request its client gave up on: a retry would
+                            # queue behind it (and the next behind that), so a timeout there is final
+                            if info.retryable and not (p.local and info.kind == "timeout"):
                                 raise RetryableCallError(info) from exc
                             raise GatewayError(info.kind, redact(info.message, secrets),
                                                status_code=info.status_code, attempts=n) from exc
@@ -288,8 +370,8 @@ class Gateway:
         record_call(CallRecord(
             role=p.label, model=p.model, prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
             cached_tokens_reported=u.cached_tokens, cache_write_tokens_reported=u.cache_write_tokens,
-            cost_usd=entry.cost_usd, latency_s=latency, response_cache_hit=hit, retries=retries,
-            messages=messages, response=entry.text,
+            cost_usd=entry.cost_usd, cost_known=entry.cost_known, latency_s=latency, response_cache_hit=hit,
+            retries=retries, messages=messages, response=entry.text, finish_reason=entry.finish_reason,
         ))
         meta: dict[str, Any] = {
             "cost_usd": entry.cost_usd,  # list cost of the response (the original call's, on a cache hit)
@@ -302,12 +384,13 @@ class Gateway:
             "provider": p.provider,
             "response_model": entry.response_model,
             "cache_key": key,
+            "finish_reason": entry.finish_reason,
         }
         if dedup:
             meta["deduplicated"] = True
         if entry.embeddings is not None:
             meta["embeddings"] = entry.embeddings
-        return Completion(text=entry.text or "", usage=u, model=p.model, meta=meta)
+        return Completion(text=entry.text or "", usage=u, model=p.model, meta=meta, finish_reason=entry.finish_reason)
 
     def _record_error(self, p: _Prepared, messages: list[dict[str, Any]] | None, err: GatewayError,
                       t0: float) -> None:
@@ -321,13 +404,16 @@ def _routing(model: str) -> tuple[str, bool]:
     return provider_of(model), custom is None or custom.response_cache
 
 
-def _parse_chat(resp: Any) -> tuple[str, Usage, str]:
+def _parse_chat(resp: Any) -> tuple[str, Usage, str, str | None]:
+    """(text, usage, the model the provider says answered, finish reason) of a litellm chat response."""
     choices = getattr(resp, "choices", None)
     if not choices:
         raise RetryableCallError(ErrorInfo("malformed", "response has no choices"))
     msg = getattr(choices[0], "message", None)
     text = getattr(msg, "content", None) if msg is not None else None
-    return str(text or ""), normalize_usage(getattr(resp, "usage", None)), str(getattr(resp, "model", "") or "")
+    finish = getattr(choices[0], "finish_reason", None)
+    return (str(text or ""), normalize_usage(getattr(resp, "usage", None)), str(getattr(resp, "model", "") or ""),
+            str(finish) if finish else None)
 
 
 def _parse_embedding(resp: Any, n: int) -> tuple[list[list[float]], Usage, str]:

@@ -1,8 +1,9 @@
 """Content-addressed response cache in SQLite (stdlib), shared safely by tasks, threads and processes.
 
 Key: sha256 of the canonical request — kind, model, messages (or embedding input), the call params sorted,
-and `epoch` (bump it to deliberately re-sample the same request). Secrets and routing (api_key, api_base,
-headers, timeouts, retries) never enter the key or the file. Only successful responses are stored.
+`epoch` (bump it to deliberately re-sample the same request), and for a self-hosted server (`api_base`) its
+scrubbed base URL and the identity of the model it serves. Secrets, headers, timeouts and retries never enter
+the key or the file. Only successful responses are stored (with their finish reason).
 
 A hit reports the original usage and list cost; the gateway marks it `response_cache_hit` and pays 0.
 Policies: "rw" read and write, "ro" read only, "off" no file at all.
@@ -36,12 +37,17 @@ _LOCK_RETRIES = 8
 T = TypeVar("T")
 
 
-def request_key(kind: str, model: str, payload: Any, params: dict[str, Any], epoch: int = 0) -> str:
+def request_key(kind: str, model: str, payload: Any, params: dict[str, Any], epoch: int = 0, *,
+                endpoint: dict[str, str] | None = None) -> str:
+    """sha256 of the canonical request. `endpoint` (a self-hosted server: its scrubbed base URL and the served
+    model's identity, bench.gateway.local) joins the key, so another server or another model loaded behind the
+    same name never replays this answer; a provider's default endpoint adds nothing."""
     clean = {k: v for k, v in sorted(params.items()) if k not in EXCLUDED_PARAMS and v is not None}
-    canonical = json.dumps(
-        {"v": KEY_VERSION, "kind": kind, "model": model, "input": payload, "params": clean, "epoch": int(epoch)},
-        sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str,
-    )
+    body: dict[str, Any] = {"v": KEY_VERSION, "kind": kind, "model": model, "input": payload, "params": clean,
+                            "epoch": int(epoch)}
+    if endpoint:
+        body["endpoint"] = endpoint
+    canonical = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -55,6 +61,7 @@ class CachedResponse:
     latency_s: float = 0.0  # of the original call
     response_model: str = ""
     created_at: str = ""
+    finish_reason: str | None = None  # "stop", "length" (cut at the output cap or context window), ...
 
     def to_json(self) -> str:
         d = asdict(self)

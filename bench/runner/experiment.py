@@ -83,6 +83,10 @@ def make_gateway(cfg: RootCfg, *, offline_roles: bool = False) -> Gateway:
             timeout_s=cfg.gateway.timeout_s,
             api_base=dict(cfg.gateway.api_base),
             api_key_env=dict(cfg.gateway.api_key_env),
+            local_defaults=cfg.gateway.local_defaults,
+            local_max_concurrency=cfg.gateway.local_max_concurrency,
+            local_timeout_s=cfg.gateway.local_timeout_s,
+            context_window=dict(cfg.gateway.context_window),
         )
     )
 

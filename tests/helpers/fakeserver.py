@@ -7,6 +7,12 @@ both from plain code (context manager) and from inside an asyncio test. litellm 
 Faults are injected either by a fixed schedule (arrival index -> kind) or by a seeded rate. The rate
 decision is a function of (seed, request body, how often that body was seen), so which requests fail does
 not depend on arrival order under concurrency.
+
+Like a self-hosted server it also answers `GET /v1/models` (the `models` entries, changeable while it runs: a
+model swap), `GET /props` when `props` is given (llama.cpp: `{"default_generation_settings": {"n_ctx": ...},
+"total_slots": ...}`), `POST /tokenize` when `tokenizer` is given (vLLM `{"model", "prompt"}` -> `count` and
+`tokens`, llama.cpp `{"content"}` -> `tokens`), and can cut replies at `max_tokens` (`enforce_max_tokens`) or
+report any `finish_reason`.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ ALL_FAULTS: tuple[str, ...] = ("429", "500", "503", "timeout", "malformed", "401
 TRANSIENT_FAULTS: tuple[str, ...] = ("429", "500", "timeout", "malformed")
 
 Responder = Callable[[dict[str, Any]], str] | Mapping[str, str] | None
+Tokenizer = Callable[[str], list[int]]  # the server's own tokenizer, for /tokenize and max_tokens cuts
 Embedder = Callable[[str, int], list[float]]  # (text, dimensions) -> vector
 UsageFn = Callable[[dict[str, Any], str], dict[str, Any]]
 Schedule = Mapping[int, str] | Sequence[str | None] | Callable[[int, dict[str, Any]], str | None] | None
@@ -73,8 +80,10 @@ def _count(text: str) -> int:
 
 @dataclass
 class FakeServerStats:
-    requests: int = 0  # every HTTP request that reached a handler
+    requests: int = 0  # every chat or embedding request that reached a handler
     chat_requests: int = 0
+    info_requests: Counter = field(default_factory=Counter)  # GET /v1/models, GET /props, POST /tokenize
+    chat_bodies: list[dict[str, Any]] = field(default_factory=list)  # every chat request body, in arrival order
     embedding_requests: int = 0
     ok: int = 0
     in_flight: int = 0
@@ -92,6 +101,10 @@ class FakeOpenAIServer:
     for `usage.prompt_tokens_details.cached_tokens`; usage: callable(body, reply) -> usage dict, overriding all.
     embedder: callable(text, dimensions) -> vector for `/v1/embeddings` (default `hashed_embedding`, which has
     no notion of similarity; pass e.g. the offline engine's embedder when a test needs lexical similarity).
+    models: the `/v1/models` entries (assign `.models` to swap the model while running). props: the body of
+    `GET /props` (404 when None). tokenizer: callable(text) -> token ids for `POST /tokenize` (404 when None) and
+    for `enforce_max_tokens` (else o200k). enforce_max_tokens: a reply longer than the request's `max_tokens`
+    is cut there with `finish_reason` "length". finish_reason: the reported reason, or callable(body) -> reason.
     """
 
     def __init__(
@@ -110,6 +123,11 @@ class FakeOpenAIServer:
         embed_dim: int = 16,
         embedder: Embedder = hashed_embedding,
         count_tokens: bool = True,
+        models: Sequence[Mapping[str, Any]] | None = None,
+        props: Mapping[str, Any] | None = None,
+        tokenizer: Tokenizer | None = None,
+        enforce_max_tokens: bool = False,
+        finish_reason: str | Callable[[dict[str, Any]], str] = "stop",
     ) -> None:
         unknown = [k for k in fault_kinds if k not in ALL_FAULTS]
         if unknown:
@@ -127,6 +145,11 @@ class FakeOpenAIServer:
         self.embed_dim = embed_dim
         self.embedder = embedder
         self.count_tokens = count_tokens
+        self.models: list[dict[str, Any]] = [dict(m) for m in (models or [{"id": "fake-model", "object": "model"}])]
+        self.props = dict(props) if props is not None else None
+        self.tokenizer = tokenizer
+        self.enforce_max_tokens = enforce_max_tokens
+        self.finish_reason = finish_reason
         self.stats = FakeServerStats()
         self._seen: Counter[str] = Counter()
         self._lock = threading.Lock()
@@ -170,6 +193,9 @@ class FakeOpenAIServer:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._tracked(self._chat))
         app.router.add_post("/v1/embeddings", self._tracked(self._embeddings))
+        app.router.add_get("/v1/models", self._tracked(self._models))
+        app.router.add_get("/props", self._tracked(self._props))
+        app.router.add_post("/tokenize", self._tracked(self._tokenize))
         # handler_cancellation: a client that timed out stops a hanging handler instead of leaking it
         self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
@@ -311,11 +337,58 @@ class FakeOpenAIServer:
             "completion_tokens_details": {"reasoning_tokens": 0},
         }
 
+    def _tokens(self, text: str) -> list[int]:
+        if self.tokenizer is not None:
+            return self.tokenizer(text)
+        from om_core.tokens import default_counter
+
+        return default_counter().encode(text)
+
+    def _finish(self, body: dict[str, Any], text: str) -> tuple[str, str]:
+        """The reply, cut at max_tokens when enforced, and its finish reason."""
+        finish = self.finish_reason(body) if callable(self.finish_reason) else self.finish_reason
+        cap = body.get("max_tokens") or body.get("max_completion_tokens")
+        if self.enforce_max_tokens and isinstance(cap, int) and len(self._tokens(text)) > cap:
+            from om_core.tokens import default_counter
+
+            if self.tokenizer is None:
+                text = default_counter().decode(self._tokens(text)[:cap])
+            else:  # a custom tokenizer has no decoder: cut by the share of tokens kept
+                text = text[: max(1, len(text) * cap // len(self._tokens(text)))]
+            finish = "length"
+        return text, finish
+
+    async def _info(self, name: str) -> None:
+        with self._lock:  # not in `requests`: fault schedules index chat and embedding requests only
+            self.stats.info_requests[name] += 1
+
+    async def _models(self, request: web.Request) -> web.StreamResponse:
+        await self._info("models")
+        return web.json_response({"object": "list", "data": [{**m, "created": 1_700_000_000} for m in self.models]})
+
+    async def _props(self, request: web.Request) -> web.StreamResponse:
+        await self._info("props")
+        if self.props is None:
+            return web.json_response({"error": {"message": "Not Found", "code": 404}}, status=404)
+        return web.json_response(self.props)
+
+    async def _tokenize(self, request: web.Request) -> web.StreamResponse:
+        await self._info("tokenize")
+        if self.tokenizer is None:
+            return web.json_response({"error": {"message": "Not Found", "code": 404}}, status=404)
+        body = await request.json()
+        if "prompt" in body:  # vLLM
+            tokens = self.tokenizer(str(body["prompt"]))
+            return web.json_response({"count": len(tokens), "max_model_len": 0, "tokens": tokens})
+        return web.json_response({"tokens": self.tokenizer(str(body.get("content", "")))})
+
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body, fault = await self._admit(request, "chat")
         if fault is not None:
             return fault
-        text = self._reply_text(body)
+        with self._lock:
+            self.stats.chat_bodies.append(body)
+        text, finish = self._finish(body, self._reply_text(body))
         digest = body_key(body)[:12]
         payload = {
             "id": f"chatcmpl-{digest}",
@@ -323,7 +396,7 @@ class FakeOpenAIServer:
             "created": 1_700_000_000,
             "model": body.get("model", "fake"),
             "system_fingerprint": "fp_fake",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish,
                          "logprobs": None}],
             "usage": self._usage(body, text),
         }
