@@ -15,7 +15,7 @@ last replayed message and the question date, plus the same think time.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
@@ -33,6 +33,7 @@ from om_core.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from bench.cachesim.pricing import CachePricing
+    from om_core.diagnostics import OutputRecord
 
 # profile -> {"cached", "prefill", "write"} in tokens; prices are applied later (bench.cachesim.CachePricing)
 CacheByProfile = dict[str, dict[str, float]]
@@ -142,6 +143,7 @@ class Ingestion:
     question_prompt: Prompt
     question_cache: CacheByProfile  # the answering prompt against each simulator
     question_time: datetime
+    outputs: list[OutputRecord] = field(default_factory=list)  # om_core's verdict on each Observer/Reflector call
 
 
 async def ingest_question(inst: Instance, spec: StrategySpec, models: ModelSource, counter: TokenCounter,
@@ -151,16 +153,19 @@ async def ingest_question(inst: Instance, spec: StrategySpec, models: ModelSourc
     `sims` should be fresh (one question's caches). Model calls go through `models`; a failed call raises
     its error (bench.gateway.GatewayError), a bad strategy param a ConfigError. `keep_messages` keeps every
     replay call's messages and reply on its record (output.store_prompts=all; large)."""
+    from om_core.diagnostics import collect_outputs
+
     settings = spec.settings
     strategy = spec.build(strategy_context(spec, models, counter, opaque_resource_id(inst)))
     view = inst.oracle_view() if spec.cls.uses_oracle_view else inst.view()
     timeline = build_timeline(view, turn_offset_s=settings.turn_offset_s)
-    replay = await replay_question(strategy, timeline, sims, actor_model=settings.actor_model,
-                                   think_time_s=settings.think_time_s, keep_messages=keep_messages)
-    q_t = question_time(timeline, inst.question_date, settings.think_time_s)
-    prompt, cache, late = await question_call(strategy, inst.question, inst.question_date, inst.question_date_str,
-                                              sims, settings.actor_model, q_t)
-    return Ingestion(strategy, replay.turns, [*replay.calls, *late], prompt, cache, q_t)
+    with collect_outputs() as outputs:  # what om_core's output guards made of every Observer/Reflector call
+        replay = await replay_question(strategy, timeline, sims, actor_model=settings.actor_model,
+                                       think_time_s=settings.think_time_s, keep_messages=keep_messages)
+        q_t = question_time(timeline, inst.question_date, settings.think_time_s)
+        prompt, cache, late = await question_call(strategy, inst.question, inst.question_date,
+                                                  inst.question_date_str, sims, settings.actor_model, q_t)
+    return Ingestion(strategy, replay.turns, [*replay.calls, *late], prompt, cache, q_t, outputs)
 
 
 def question_time(timeline: list[ReplayTurn], question_date: datetime, think_time_s: float) -> datetime:

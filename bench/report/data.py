@@ -89,6 +89,9 @@ class ReportData:
     retrieval: pd.DataFrame = field(default_factory=pd.DataFrame)
     judge_labels: pd.DataFrame = field(default_factory=pd.DataFrame)
     judge_repeats: pd.DataFrame = field(default_factory=pd.DataFrame)
+    memory_outputs: pd.DataFrame = field(default_factory=pd.DataFrame)  # Observer/Reflector calls by outcome
+    memory_summary: pd.DataFrame = field(default_factory=pd.DataFrame)  # per question: generation, memory size
+    unpriced: pd.DataFrame = field(default_factory=pd.DataFrame)  # per run and model: calls without a price
 
     def run(self, key: str) -> RunInfo:
         return next(r for r in self.runs if r.run_key == key)
@@ -142,7 +145,9 @@ def load(db: str | Path, profile: str = "openai") -> ReportData:
         cache, prefill, cost, turns = res.cache(), res.prefill(), res.cost(), res.turns()
         profiles = res.profiles()
         extra = dict(latency=res.latency_by_role(), cost_by_role=res.cost_by_role(), events=res.event_counts(),
-                     retrieval=res.retrieval(), judge_labels=res.judge_labels(), judge_repeats=res.judgment_repeats())
+                     retrieval=res.retrieval(), judge_labels=res.judge_labels(), judge_repeats=res.judgment_repeats(),
+                     memory_outputs=res.memory_outputs(), memory_summary=res.memory_summary(),
+                     unpriced=res.unpriced_calls())
     runs = []
     for r in runs_df.itertuples():
         config = _json(r.config)

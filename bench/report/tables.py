@@ -38,6 +38,7 @@ def headline(d: ReportData) -> list[Block]:
         pf = d.prefill[d.prefill.profile == d.profile]
         pre = dict(zip(pf.run_key, pf.prefill_per_question))
     cost = {r.run_key: (r.cost_per_question, r.cost_per_correct) for r in d.cost.itertuples()} if not d.cost.empty else {}
+    unpriced = unpriced_runs(d)
     for r in d.runs:
         m = d.metrics[r.run_key]
         macro = "n/a" if m.task_averaged != m.task_averaged else f"{100 * m.task_averaged:.1f}%"
@@ -47,8 +48,7 @@ def headline(d: ReportData) -> list[Block]:
             r.label + (f" [{r.tag}]" if r.tag else ""), r.kind,
             f"{m.overall.n}" + (f" of {r.n_planned}" if r.n_planned else ""), pct(m.overall), macro,
             pct(m.abstention), "" if r.external or h is None else f"{100 * h:.1f}%",
-            "" if r.external or p is None else f"{p:,.0f}", "" if r.external or cq is None else f"${cq:.4f}",
-            "" if r.external or cc is None else f"${cc:.4f}",
+            "" if r.external or p is None else f"{p:,.0f}", _usd(r, cq, unpriced), _usd(r, cc, unpriced),
         ])
     header = ["run", "strategy", "judged", "overall (micro) [95% CI]", "task-averaged (macro)", "abstention",
               f"cache hit ({d.profile})", f"prefill / question ({d.profile})", "cost / question", "cost / correct"]
@@ -59,7 +59,22 @@ def headline(d: ReportData) -> list[Block]:
     if any(r.external for r in d.runs):
         out.append(("p", "Runs marked [external] are imported eval-results of other systems: accuracy only, judged "
                          "by their own judge, no cost or cache numbers."))
+    from bench.runner.summary import OFFICIAL_JUDGE
+
+    other = sorted({r.judge_model for r in d.runs if not r.external and r.judge_model
+                    and r.judge_model.split("/")[-1] != OFFICIAL_JUDGE})
+    if other:
+        out.append(("p", f"Judged by {', '.join(other)}, not LongMemEval's official {OFFICIAL_JUDGE}: accuracy is "
+                         "not comparable with published scores."))
     return out
+
+
+def _usd(r: Any, v: float | None, unpriced: set[str]) -> str:
+    if r.external or v is None:
+        return ""
+    if r.run_key in unpriced:
+        return "unpriced" if not v else f"${v:.4f} + unpriced"
+    return f"${v:.4f}"
 
 
 def legend(d: ReportData) -> list[Block]:
@@ -122,15 +137,27 @@ def costs(d: ReportData) -> list[Block]:
     if c.empty:
         return []
     nq = {r.run_key: max(1, d.metrics[r.run_key].n_rows) for r in d.runs}
+    unpriced = unpriced_runs(d)
+
+    def usd(x: Any, v: float, fmt: str) -> str:
+        return "unpriced" if not v and x.run_key in unpriced else f"${v:{fmt}}"
+
     rows = [[d.label(x.run_key), x.role, str(int(x.n_calls)), f"{int(x.prompt_tokens or 0):,}",
-             f"{int(x.completion_tokens or 0):,}", f"${float(x.cost_usd or 0):.4f}",
-             f"${float(x.cost_usd or 0) / nq.get(x.run_key, 1):.5f}", str(int(x.retries or 0)),
+             f"{int(x.completion_tokens or 0):,}", usd(x, float(x.cost_usd or 0), ".4f"),
+             usd(x, float(x.cost_usd or 0) / nq.get(x.run_key, 1), ".5f"), str(int(x.retries or 0)),
              str(int(x.response_cache_hits or 0))] for x in c.itertuples()]
     note = ("List prices from litellm's price map; a response-cache hit is counted at the original call's price. "
-            "Offline-engine calls cost $0.")
+            "Offline-engine calls cost $0; a model without a known price (a local server) shows as unpriced, and "
+            "its calls count $0 in any total.")
     return [("h", 2, "Cost by model role"),
             ("table", ["run", "role", "calls", "prompt tokens", "output tokens", "USD", "USD / question", "retries",
                        "response-cache hits"], rows), ("p", note)]
+
+
+def unpriced_runs(d: ReportData) -> set[str]:
+    """Runs with real calls whose model has no known price."""
+    u = d.unpriced
+    return set(u.run_key[u.n_calls > 0]) if not u.empty else set()
 
 
 def events(d: ReportData) -> list[Block]:
@@ -142,6 +169,23 @@ def events(d: ReportData) -> list[Block]:
     rows = [[r.label] + [cell.get((r.run_key, n), "-") for n in names] for r in d.runs
             if any((r.run_key, n) in cell for n in names)]
     return [("h", 2, "Memory events per run: turns with the event (questions)"), ("table", ["run", *names], rows)]
+
+
+def memory_diagnostics(d: ReportData) -> list[Block]:
+    """What became of the Observer's and Reflector's outputs (om_core's output guards), per run."""
+    from bench.report.diagnostics import HEADER, LEGEND, by_run, cells
+
+    diag = by_run(d.memory_outputs, d.memory_summary)
+    rows = [[r.label, str(diag[r.run_key].questions), *cells(diag[r.run_key])] for r in d.runs if r.run_key in diag]
+    if not rows:
+        return []
+    out: list[Block] = [("h", 2, "Memory diagnostics (Observer and Reflector outputs)"),
+                        ("table", ["run", "questions", *HEADER], rows),
+                        ("p", LEGEND + ". Refused outputs never became memory: their messages stayed unobserved "
+                              "and the previous memory was kept (docs/om.md, \"Output guards\").")]
+    warnings = [w.replace("\n ", "") for r in d.runs if r.run_key in diag and (w := diag[r.run_key].warning(r.label))]
+    out += [("p", w) for w in warnings]
+    return out
 
 
 def retrieval(d: ReportData) -> list[Block]:
@@ -184,5 +228,5 @@ def judges(d: ReportData, max_ids: int = 20) -> list[Block]:
 
 
 SECTIONS: tuple[Callable[[ReportData], list[Block]], ...] = (
-    headline, legend, per_type, paired, judges, costs, latency, events, retrieval,
+    headline, legend, per_type, paired, judges, costs, latency, events, memory_diagnostics, retrieval,
 )

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 # 1: versioned payloads; calls stored as CallRow fields (before: CallRecord fields, no version).
-CHECKPOINT_FORMAT = 1
+# 2: payloads keep "outputs", the Observer/Reflector calls grouped by how om_core's output guards judged them.
+CHECKPOINT_FORMAT = 2
 
 
 class CheckpointStore:

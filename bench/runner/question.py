@@ -13,7 +13,7 @@ from bench.prompt import Prompt
 from bench.records import CallRecord, collect_calls
 from bench.roles import Role
 from bench.runner.checkpoint import CheckpointStore
-from bench.store.contract import CallRow, JudgmentRow, QuestionResult, SampleRow, TurnRow
+from bench.store.contract import CallRow, JudgmentRow, MemoryOutputRow, QuestionResult, SampleRow, TurnRow
 from bench.strategies import StrategySpec
 
 if TYPE_CHECKING:  # the gateway imports litellm: load it only when a run starts
@@ -71,6 +71,7 @@ async def ingest(inst: Instance, env: QuestionEnv) -> dict[str, Any]:
         "question_prompt": _prompt_to_json(got.question_prompt),
         "question_cache": got.question_cache,
         "question_time": got.question_time.isoformat(),
+        "outputs": [asdict(o) for o in MemoryOutputRow.group(got.outputs)],
     }
 
 
@@ -148,6 +149,7 @@ async def process_question(inst: Instance, env: QuestionEnv) -> QuestionResult:
         judgments=judgment_rows(judgment, env.judge_model_name),
         memory=env.strategy.cls.memory_view(payload.get("state") or {}),
         retrieval=retrieval_rows(inst, qprompt.meta),
+        outputs=[MemoryOutputRow(**o) for o in payload.get("outputs") or []],
     )
 
 

@@ -36,15 +36,20 @@ def _kind(strategy: str, config: Any) -> str:
 def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
                  profile: str = "openai") -> tuple[list[dict[str, Any]], str]:
     """One dict per run (label, name, strategy, dataset, counts, accuracies, per-type accuracy, hit rate and
-    prefill of the cache profile, $/question) and the profile used (the configured one when it has numbers).
+    prefill of the cache profile, $/question, real calls without a known price, the judge model, memory
+    diagnostics of OM-like runs) and the profile used (the configured one when it has numbers).
     Raises UserError when the file is missing or of another format."""
     from bench.store import Results
+
+    from bench.report.diagnostics import by_run
 
     with Results(db_path) as res:
         heads = res.headline(run_keys)
         prof = choose_profile(profile, res.profiles())
         cache, prefill, cost, acc = res.cache(), res.prefill(), res.cost(), res.accuracy_by_type()
         configs = {r.run_key: r.config for r in res.runs().itertuples()}
+        diagnostics = by_run(res.memory_outputs(), res.memory_summary())
+        unpriced = res.unpriced_calls()
     ids = [RunId(h.run_key, h.name or h.run_key, h.strategy or "?", _kind(h.strategy or "?", configs.get(h.run_key)),
                  dataset_label(_opt(h.dataset_name), _opt(h.dataset_sha256))) for h in heads.itertuples()]
     labels = short_labels(ids)
@@ -67,6 +72,8 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
             "hit_rate": _opt(rc.hit_rate.iloc[0]) if len(rc) else None,
             "prefill_per_q": _opt(rp.prefill_per_question.iloc[0]) if len(rp) else None,
             "usd_per_q": _opt(usd.iloc[0]) if len(usd) else None,
+            "unpriced": int(unpriced.n_calls[unpriced.run_key == h.run_key].sum()) if len(unpriced) else 0,
+            "judge": _opt(h.judge_model), "memory": diagnostics.get(h.run_key),
         })
     return rows, prof
 
@@ -108,10 +115,50 @@ def cost_table(rows: list[dict[str, Any]], profile: str) -> list[str]:
         if r["status"] == "stopped":
             notes.append("stopped (budget)")
         line = f"{_cut(r['label'], LABEL_W - 1):<{LABEL_W}}{r['mean_prompt_tokens'] or 0:>11,.0f}"
-        line += f"{_pct(r['hit_rate'], 12)}{(r['prefill_per_q'] or 0):>12,.0f}{(r['usd_per_q'] or 0):>10.4f}"
+        line += f"{_pct(r['hit_rate'], 12)}{(r['prefill_per_q'] or 0):>12,.0f}{usd_cell(r):>10}"
+        if r.get("unpriced") and r["usd_per_q"]:
+            notes.append(f"{r['unpriced']} calls unpriced")
         lines.append(_cut(line + ("  " + ", ".join(notes) if notes else ""), WIDTH))
     lines.append(f"prompt tok: mean Actor prompt · hit, prefill/q: simulated {profile} cache, uncached input/question")
     return lines
+
+
+def usd_cell(r: dict[str, Any]) -> str:
+    """$/question, or "unpriced" when the run's calls have no known price (a local model is not free: its price
+    is unknown)."""
+    usd = r["usd_per_q"] or 0
+    return "unpriced" if r.get("unpriced") and not usd else f"{usd:.4f}"
+
+
+def memory_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Memory diagnostics of the runs whose strategy called an Observer or Reflector (none: no lines)."""
+    from bench.report.diagnostics import cells
+
+    with_memory = [r for r in rows if r.get("memory") is not None]
+    if not with_memory:
+        return []
+    head = f"{'run':<{LABEL_W}}{'observer':>15}{'reflector':>15}{'ratio':>8}{'gen':>10}  refused because"
+    lines = [head, "-" * len(head)]
+    for r in with_memory:
+        obs, refl, ratio, gen, why = cells(r["memory"])
+        lines.append(_cut(f"{_cut(r['label'], LABEL_W - 1):<{LABEL_W}}{obs:>15}{refl:>15}{ratio:>8}{gen:>10}  {why}",
+                          WIDTH))
+    lines.append("observer, reflector: calls clean/fallback/rejected/truncated · ratio: input per observation token")
+    return lines
+
+
+OFFICIAL_JUDGE = "gpt-4o-2024-08-06"
+
+
+def judge_line(rows: list[dict[str, Any]]) -> str | None:
+    """The judge model(s), with a warning (two lines) when it is not LongMemEval's official gpt-4o-2024-08-06."""
+    judges = sorted({str(r["judge"]) for r in rows if r.get("judge")})
+    if not judges:
+        return None
+    if all(j.split("/")[-1] == OFFICIAL_JUDGE for j in judges):
+        return f"judge: {', '.join(judges)} (LongMemEval's official judge)"
+    return (f"warning: judge {', '.join(judges)} is not LongMemEval's official {OFFICIAL_JUDGE}\n"
+            "  (accuracy is not comparable with published scores)")
 
 
 def format_summary(rows: list[dict[str, Any]], profile: str, n_dataset: int | None = None,
@@ -119,12 +166,18 @@ def format_summary(rows: list[dict[str, Any]], profile: str, n_dataset: int | No
     """The summary block: accuracy table, cost table, the labels that need explaining, notes. Every line fits
     100 columns."""
     out = accuracy_table(rows) + [""] + cost_table(rows, profile)
+    memory = memory_table(rows)
+    if memory:
+        out += [""] + memory
     explain = [r for r in rows if r["label"] != r["strategy"]]
     if explain:
         out.append("")
         out += [_cut(f"{r['label']} = {r['details']}", WIDTH) for r in explain]
     if any((r["actor"] or "").startswith("offline/") for r in rows):
         out.append("offline engine: rule-based stand-ins, NOT an LLM: accuracy and $ are not any model's.")
+    judge = judge_line(rows)
+    if judge:
+        out += judge.split("\n")
     if n_dataset is not None and split:
         out.append(f"dataset: {split}, {n_dataset} questions · more: `ombench report`, per question: `ombench view`")
     return "\n".join(_cut(line, WIDTH) for line in out)
@@ -196,7 +249,8 @@ def print_summary(db_path: str | Path, run_keys: list[str] | None, n_dataset: in
 
     rows, prof = summary_rows(db_path, run_keys, profile)
     text = format_summary(rows, prof, n_dataset, split)
-    warnings = empty_memory_warnings(db_path, rows) + working_memory_notes(db_path, rows)
+    warnings = [w for r in rows if r.get("memory") is not None and (w := r["memory"].warning(r["label"]))]
+    warnings += empty_memory_warnings(db_path, rows) + working_memory_notes(db_path, rows)
     if warnings:
         text += "\n" + "\n".join(warnings)
     emit(text) if to_log else print(text)

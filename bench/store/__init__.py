@@ -5,6 +5,7 @@ from bench.store.contract import (
     FORMAT_VERSION,
     CallRow,
     JudgmentRow,
+    MemoryOutputRow,
     MemoryRow,
     QuestionResult,
     ResultSink,
@@ -18,7 +19,7 @@ from bench.store.shards import ShardWriter, SweepSink, merge_shards
 from bench.store.writer import Store
 
 __all__ = [
-    "FORMAT_VERSION", "CallRow", "JudgmentRow", "MemoryRow", "QuestionResult", "ResultSink", "RetrievalRow",
+    "FORMAT_VERSION", "CallRow", "JudgmentRow", "MemoryOutputRow", "MemoryRow", "QuestionResult", "ResultSink", "RetrievalRow",
     "RunManifest", "SampleRow",
     "TurnRow", "Results", "Store", "ShardWriter", "SweepSink", "merge_shards",
 ]

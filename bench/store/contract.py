@@ -1,8 +1,8 @@
 """The results contract: what a run records, and the one protocol every place results go implements.
 
 A run is one `RunManifest` (its fields are the columns of the `runs` table). A question is one `QuestionResult`:
-its `SampleRow` with the `CallRow`s, `TurnRow`s and `JudgmentRow`s measured on the way, written together or not
-at all. A `ResultSink` takes both and answers which questions are done and which recorded an error, so a re-run
+its `SampleRow` with the `CallRow`s, `TurnRow`s, `JudgmentRow`s, `MemoryRow`s, `RetrievalRow`s and
+`MemoryOutputRow`s measured on the way, written together or not at all. A `ResultSink` takes both and answers which questions are done and which recorded an error, so a re-run
 computes only what is missing or failed. Implementations: `Store` (DuckDB), `ShardWriter` (Parquet shards of one
 sweep job), `SweepSink` (a job's shards plus the merged results file) and the dry run's in-memory sink.
 
@@ -23,7 +23,9 @@ from bench.records import CallRecord
 # 2: samples keep the question, gold answer and a second judge's verdict; turns the memory/raw split of the Actor
 #    prompt; new tables call_texts (compressed prompts and responses), memory (question-time memory) and
 #    retrieval (recall@k of retrieving strategies).
-FORMAT_VERSION = 2
+# 3: calls keep cost_known (False: no price known, shown as unpriced) and finish_reason; new table memory_outputs
+#    (Observer/Reflector calls per role, outcome and guard reason, with their tokens).
+FORMAT_VERSION = 3
 
 # Per cache profile: {"cached": tokens, "prefill": tokens, "write": tokens, "cost_usd": USD} (as the simulators give)
 CacheByProfile = Mapping[str, Mapping[str, float]]
@@ -100,6 +102,8 @@ class CallRow:
     retries: int = 0
     error: str | None = None
     sim_time: datetime | None = None  # the replay clock when the call was issued
+    cost_known: bool = True  # False: the model has no known price (cost_usd 0 means unpriced, not free)
+    finish_reason: str | None = None  # the provider's ("length": the output was cut short)
     cache: CacheByProfile = field(default_factory=dict)
     # the request and the reply as text (`call_texts`, stored compressed); None when not kept
     messages: Sequence[Mapping[str, Any]] | None = None
@@ -114,7 +118,8 @@ class CallRow:
             simulated=rec.simulated, prompt_tokens=rec.prompt_tokens, completion_tokens=rec.completion_tokens,
             cached_reported=rec.cached_tokens_reported, cache_write_reported=rec.cache_write_tokens_reported,
             cost_usd=rec.cost_usd, latency_s=rec.latency_s, response_cache_hit=rec.response_cache_hit,
-            retries=rec.retries, error=rec.error, sim_time=rec.sim_time, cache=dict(rec.cache),
+            retries=rec.retries, error=rec.error, sim_time=rec.sim_time, cost_known=rec.cost_known,
+            finish_reason=rec.finish_reason, cache=dict(rec.cache),
             messages=list(rec.messages) if rec.messages is not None else None, response=rec.response,
         )
 
@@ -180,6 +185,36 @@ class MemoryRow:
 
 
 @dataclass(frozen=True)
+class MemoryOutputRow:
+    """One row of `memory_outputs` (less run_key, question_id): the Observer or Reflector calls of the question
+    that ended alike, as om_core's output guards judged them (om_core.diagnostics.OutputRecord).
+
+    outcome: clean (accepted from an <observations> block), fallback (accepted, observation lines picked out of
+    untagged text), rejected (refused by the guard named in `reason`), truncated (cut at the output cap; asked
+    for once more with a larger cap, then refused). input_tokens: what the calls were asked to compress; output_tokens:
+    the observations they produced (both o200k tokens)."""
+
+    role: str  # observer | reflector
+    outcome: str
+    reason: str = ""  # the guard's reason for rejected/truncated calls, "" for accepted ones
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @classmethod
+    def group(cls, records: Sequence[Any]) -> list[MemoryOutputRow]:
+        """One row per (role, outcome, reason) of om_core `OutputRecord`s (anything with those attributes and
+        input_tokens, output_tokens), in first-seen order."""
+        rows: dict[tuple[str, str, str], list[int]] = {}
+        for r in records:
+            acc = rows.setdefault((str(r.role), str(r.outcome), str(r.reason or "")), [0, 0, 0])
+            acc[0] += 1
+            acc[1] += int(r.input_tokens)
+            acc[2] += int(r.output_tokens)
+        return [cls(role, outcome, reason, n, i, o) for (role, outcome, reason), (n, i, o) in rows.items()]
+
+
+@dataclass(frozen=True)
 class RetrievalRow:
     """One row of `retrieval` (less run_key, question_id): LongMemEval's retrieval metrics at one k and level,
     computed by the harness from the ids a retrieving strategy reported (src/retrieval/eval_utils.py)."""
@@ -203,6 +238,7 @@ class QuestionResult:
     judgments: Sequence[JudgmentRow] = ()
     memory: Sequence[MemoryRow] = ()
     retrieval: Sequence[RetrievalRow] = ()
+    outputs: Sequence[MemoryOutputRow] = ()
 
     @property
     def question_id(self) -> str:

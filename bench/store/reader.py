@@ -168,6 +168,18 @@ class Results:
                         "sum(tokens) FILTER (WHERE kind = 'observations') AS observation_tokens FROM memory "
                         "GROUP BY ALL ORDER BY run_key, question_id")
 
+    def memory_outputs(self, run_key: str | None = None, question_id: str | None = None) -> pd.DataFrame:
+        """Observer/Reflector calls per run, question, role, outcome (clean, fallback, rejected, truncated) and
+        guard reason, with their input and output tokens (table `memory_outputs`)."""
+        where, params = _where(run_key=run_key, question_id=question_id)
+        return self._df("SELECT run_key, question_id, role, outcome, reason, calls, input_tokens, output_tokens "
+                        f"FROM memory_outputs {where} ORDER BY run_key, question_id, role, outcome, reason", params)
+
+    def unpriced_calls(self) -> pd.DataFrame:
+        """Per run and model: real calls whose model has no known price (their cost counts as 0, not as free)."""
+        return self._df("SELECT run_key, model, count(*) AS n_calls FROM calls WHERE NOT coalesce(simulated, false) "
+                        "AND cost_known = false GROUP BY ALL ORDER BY run_key, model")
+
     def question_judgments(self, run_key: str, question_id: str) -> pd.DataFrame:
         """The question's judge repeats (repeat_idx, judge_model, raw, label)."""
         return self._df("SELECT repeat_idx, judge_model, raw, label FROM judgments WHERE run_key = ? AND "

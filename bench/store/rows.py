@@ -89,7 +89,8 @@ def question_rows(run_key: str, result: QuestionResult) -> dict[str, list[Row]]:
         sample["is_abstention"] = "_abs" in qid  # the official rule
     sample["answered_at"] = s.answered_at or now()
     rows: dict[str, list[Row]] = {"samples": [sample], "calls": [], "call_cache": [], "turns": [],
-                                  "turn_cache": [], "judgments": [], "call_texts": [], "memory": [], "retrieval": []}
+                                  "turn_cache": [], "judgments": [], "call_texts": [], "memory": [], "retrieval": [],
+                                  "memory_outputs": []}
     q = {"run_key": run_key, "question_id": qid}
     for c in result.calls:
         key = {**q, "call_idx": c.call_idx}
@@ -106,6 +107,7 @@ def question_rows(run_key: str, result: QuestionResult) -> dict[str, list[Row]]:
     rows["judgments"] = [{**q, **dataclasses.asdict(j)} for j in result.judgments]
     rows["memory"] = [{**q, **dataclasses.asdict(m), "text": pack(m.text)} for m in result.memory]
     rows["retrieval"] = [{**q, **dataclasses.asdict(r)} for r in result.retrieval]
+    rows["memory_outputs"] = [{**q, **dataclasses.asdict(o)} for o in result.outputs]
     return rows
 
 

@@ -37,7 +37,7 @@ TABLES: dict[str, list[Col]] = {
         ("prompt_tokens", "BIGINT", _I), ("completion_tokens", "BIGINT", _I), ("cached_reported", "BIGINT", _I),
         ("cache_write_reported", "BIGINT", _I), ("cost_usd", "DOUBLE", _F), ("latency_s", "DOUBLE", _F),
         ("response_cache_hit", "BOOLEAN", _B), ("retries", "BIGINT", _I), ("error", "VARCHAR", _S),
-        ("sim_time", "TIMESTAMP", _T),
+        ("sim_time", "TIMESTAMP", _T), ("cost_known", "BOOLEAN", _B), ("finish_reason", "VARCHAR", _S),
     ],
     "call_cache": [
         ("run_key", "VARCHAR", _S), ("question_id", "VARCHAR", _S), ("call_idx", "BIGINT", _I),
@@ -66,6 +66,12 @@ TABLES: dict[str, list[Col]] = {
         ("run_key", "VARCHAR", _S), ("question_id", "VARCHAR", _S), ("item_idx", "BIGINT", _I),
         ("kind", "VARCHAR", _S), ("text", "BLOB", _Z), ("generation", "BIGINT", _I), ("tokens", "BIGINT", _I),
     ],
+    # Observer/Reflector calls of a question grouped by how the output guards judged them (om_core.diagnostics)
+    "memory_outputs": [
+        ("run_key", "VARCHAR", _S), ("question_id", "VARCHAR", _S), ("role", "VARCHAR", _S),
+        ("outcome", "VARCHAR", _S), ("reason", "VARCHAR", _S), ("calls", "BIGINT", _I),
+        ("input_tokens", "BIGINT", _I), ("output_tokens", "BIGINT", _I),
+    ],
     "retrieval": [
         ("run_key", "VARCHAR", _S), ("question_id", "VARCHAR", _S), ("level", "VARCHAR", _S), ("k", "BIGINT", _I),
         ("recall_any", "DOUBLE", _F), ("recall_all", "DOUBLE", _F), ("ndcg_any", "DOUBLE", _F),
@@ -84,11 +90,12 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "call_texts": ("run_key", "question_id", "call_idx"),
     "memory": ("run_key", "question_id", "item_idx"),
     "retrieval": ("run_key", "question_id", "level", "k"),
+    "memory_outputs": ("run_key", "question_id", "role", "outcome", "reason"),
 }
 
 # Tables whose rows belong to one question (written, replaced and merged together).
 QUESTION_TABLES = ("samples", "calls", "call_cache", "turns", "turn_cache", "judgments", "call_texts", "memory",
-                   "retrieval")
+                   "retrieval", "memory_outputs")
 
 
 def columns(table: str) -> list[str]:

@@ -1,7 +1,7 @@
 """The sections of a question page, in order. Each is a function of the question's data that returns a
 `Section` (its title, its template under templates/sections/ and the values the template reads) or None when it
-has nothing to show. A new section (issue 14's memory diagnostics, say) is one function here, one template, and
-its name in `SECTIONS`."""
+has nothing to show. A new section is one function here, one template, and its name in `SECTIONS` (as
+`memory_diagnostics` was added)."""
 
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ class QuestionData:
     retrieval: pd.DataFrame
     judgments: pd.DataFrame
     profiles: list[str]
+    outputs: pd.DataFrame = field(default_factory=pd.DataFrame)  # memory_outputs rows of the question
     max_chars: int = 20000  # per message or memory item; 0 = everything
 
     def clip(self, text: str | None) -> tuple[str, int]:
@@ -111,6 +112,23 @@ def memory(q: QuestionData) -> Section:
                    {"entries": items, "generation": gen, "kind": q.run.kind})
 
 
+def memory_diagnostics(q: QuestionData) -> Section | None:
+    """What became of this question's Observer and Reflector outputs (om_core's output guards)."""
+    from bench.report.diagnostics import MemoryDiagnostics, add_rows
+
+    if q.outputs.empty:
+        return None
+    d = add_rows(MemoryDiagnostics(), q.outputs)
+    gen = max((m.generation for m in q.memory if m.generation is not None), default=None)
+    rows = [{"role": r.role, "outcome": r.outcome, "reason": r.reason or "", "calls": int(r.calls),
+             "input_tokens": int(r.input_tokens), "output_tokens": int(r.output_tokens)}
+            for r in q.outputs.itertuples()]
+    ratio = d.compression_ratio
+    return Section("memory-diagnostics", "Memory diagnostics (Observer and Reflector outputs)", "diagnostics.html",
+                   {"rows": rows, "ratio": None if ratio is None else f"{ratio:.1f}x", "generation": gen,
+                    "warning": d.warning(q.run.label), "refused": d.refused, "total": d.total})
+
+
 def retrieval(q: QuestionData) -> Section | None:
     if q.retrieval.empty:
         return None
@@ -165,7 +183,7 @@ def cache(q: QuestionData) -> Section | None:
 
 
 SECTIONS: tuple[Callable[[QuestionData], Section | None], ...] = (
-    question, judge, memory, retrieval, actor_prompt, replay, cache,
+    question, judge, memory, memory_diagnostics, retrieval, actor_prompt, replay, cache,
 )
 
 

@@ -52,6 +52,17 @@ def _clean(d: dict[str, Any]) -> dict[str, Any]:
     return {k: (None if not isinstance(v, (list, dict, str)) and pd.isna(v) else v) for k, v in d.items()}
 
 
+def _run_diagnostics(label: str, outputs: pd.DataFrame, res: Any) -> dict[str, Any] | None:
+    """The run page's memory diagnostics (bench.report.diagnostics), or None for a run without Observer calls."""
+    from bench.report.diagnostics import HEADER, LEGEND, by_run, cells
+
+    d = by_run(outputs, res.memory_summary()).get(str(outputs.run_key.iloc[0])) if not outputs.empty else None
+    if d is None:
+        return None
+    return {"header": ["questions", *HEADER], "row": [str(d.questions), *cells(d)], "legend": LEGEND,
+            "warning": d.warning(label)}
+
+
 def build_site(db: str | Path, out: str | Path, *, max_chars: int = 20000, profile: str = "openai") -> Site:
     """Write the site for every run in `db` into `out` (replacing an earlier site there). `max_chars`: the most
     characters shown of one prompt message or memory item (the middle is left out; 0 = all). Raises UserError for
@@ -79,6 +90,7 @@ def build_site(db: str | Path, out: str | Path, *, max_chars: int = 20000, profi
         for r in d.runs:
             meta = metas[r.run_key]
             samples = res.samples(r.run_key)
+            outputs = res.memory_outputs(r.run_key)
             rows = []
             for s in samples.itertuples():
                 qid = str(s.question_id)
@@ -87,7 +99,8 @@ def build_site(db: str | Path, out: str | Path, *, max_chars: int = 20000, profi
                     run=meta, sample=_clean(dict(s._asdict())), calls=res.question_calls(r.run_key, qid),
                     texts=res.call_texts(r.run_key, qid), turns=res.turns(r.run_key, qid),
                     memory=res.memory(r.run_key, qid), retrieval=res.question_retrieval(r.run_key, qid),
-                    judgments=res.question_judgments(r.run_key, qid), profiles=profiles, max_chars=max_chars)
+                    judgments=res.question_judgments(r.run_key, qid), profiles=profiles, max_chars=max_chars,
+                    outputs=outputs[outputs.question_id == qid] if not outputs.empty else outputs)
                 page = out / href
                 page.parent.mkdir(parents=True, exist_ok=True)
                 page.write_text(env.get_template("question.html").render(
@@ -103,7 +116,7 @@ def build_site(db: str | Path, out: str | Path, *, max_chars: int = 20000, profi
             local = [{**x, "href": "../" + x["href"]} for x in rows]
             page.write_text(env.get_template("run.html").render(
                 root="../", run=meta, n=m.overall.n, acc=acc, rows=local, types=sorted({x["type"] for x in rows}),
-                strategies=[meta.label]), encoding="utf-8")
+                strategies=[meta.label], memory=_run_diagnostics(meta.label, outputs, res)), encoding="utf-8")
             all_rows += rows
             run_rows.append({"label": meta.label, "kind": meta.kind, "name": meta.name, "dataset": meta.dataset,
                              "actor": meta.actor_model, "offline": meta.offline, "color": meta.color,

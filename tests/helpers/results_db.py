@@ -1,7 +1,8 @@
 """A small but complete results database: OM (two thresholds), full-context, and an imported system.
 
 Written through the store's contract like a real run: OM turns carry the memory/raw split, OM questions their
-memory view, the answer and judge calls their texts, full-context a second judge, OM at 30k three judge repeats."""
+memory view and memory diagnostics (OM at 30k: every output accepted; at 10k: most refused), the answer and judge
+calls their texts, full-context a second judge, OM at 30k three judge repeats."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from bench.store import (
     CallRow,
     JudgmentRow,
+    MemoryOutputRow,
     MemoryRow,
     QuestionResult,
     RunManifest,
@@ -94,7 +96,7 @@ def build_small_db(path: Path, seed: int = 0) -> dict[str, dict[str, bool]]:
                 store.write_question(rk, QuestionResult(
                     sample, [CallRow(call_idx=i, **c) for i, c in enumerate(calls)], turns,
                     [JudgmentRow(repeat_idx=k, raw="yes" if x else "no", label=x, judge_model="offline/judge")
-                     for k, x in enumerate(reps)], memory=memory))
+                     for k, x in enumerate(reps)], memory=memory, outputs=OUTPUTS.get(rk, [])))
             store.finish_run(rk)
         # An imported external system: accuracy only.
         ext = {qid: rnd.random() < 0.8 for qid, _ in QIDS}
@@ -106,6 +108,14 @@ def build_small_db(path: Path, seed: int = 0) -> dict[str, dict[str, bool]]:
         labels["external:zep"] = ext
     return labels
 
+
+# per question of the OM runs: every output accepted (30k), most refused (10k)
+OUTPUTS = {
+    "om-30k": [MemoryOutputRow("observer", "clean", "", 3, 9000, 1500), MemoryOutputRow("reflector", "clean", "", 1, 1500, 700)],
+    "om-10k": [MemoryOutputRow("observer", "rejected", "copied_input", 4, 8000, 8000),
+               MemoryOutputRow("observer", "truncated", "truncated", 2, 4000, 900),
+               MemoryOutputRow("observer", "clean", "", 1, 3000, 600)],
+}
 
 # the labels the report and summary give these runs
 LABELS = {"fc": "full_context", "om-10k": "om#1", "om-30k": "om#2", "external:zep": "zep"}

@@ -10,6 +10,7 @@ from bench.store import (
     FORMAT_VERSION,
     CallRow,
     JudgmentRow,
+    MemoryOutputRow,
     MemoryRow,
     QuestionResult,
     RetrievalRow,
@@ -63,6 +64,7 @@ def test_records_are_the_table_columns():
     assert ["run_key", "question_id", *[f.name for f in dataclasses.fields(JudgmentRow)]] == columns("judgments")
     assert ["run_key", "question_id", *[f.name for f in dataclasses.fields(MemoryRow)]] == columns("memory")
     assert ["run_key", "question_id", *[f.name for f in dataclasses.fields(RetrievalRow)]] == columns("retrieval")
+    assert ["run_key", "question_id", *[f.name for f in dataclasses.fields(MemoryOutputRow)]] == columns("memory_outputs")
 
 
 def test_idempotent_write_resume_and_replace(tmp_path):
