@@ -32,7 +32,9 @@ class ChatModel(Protocol):
     """Anything that turns OpenAI-style chat messages into a completion.
 
     `messages` are dicts with "role" and "content" (str). Extra keyword params (temperature, max_tokens,
-    role="observer", ...) are passed through; implementations ignore what they do not understand. An
+    role="observer", ...) are passed through; implementations ignore what they do not understand. A regenerated
+    request (the same messages asked again after a refused output) carries `attempt=1, 2, ...`: an implementation
+    that caches responses must not answer it with the cached answer to the first attempt. An
     implementation that knows why generation stopped sets `Completion.finish_reason` ("length" when the
     `max_tokens` cap or the context window cut the output).
     """

@@ -120,6 +120,8 @@ async def observe(
         if regenerations <= 0:
             break
         regenerations -= 1
+        # a regeneration repeats the request: `attempt` tells a caching model (om_core.llm.ChatModel) to sample anew
+        params = {**params, "attempt": int(params.get("attempt", 0)) + 1}
     if reason == DEGENERATE:
         raise DegenerateOutputError("Observer output was degenerate (repetition loop) twice in a row")
     raise RejectedOutputError(f"Observer output rejected ({reason}) on every attempt", reason=reason, role="observer")

@@ -52,6 +52,7 @@ class _Prepared:
     timeout: float
     cacheable: bool  # False: the provider's responses are recomputed every time, never cached
     local: bool = False  # api_base is a self-hosted server on this machine or a private network
+    attempt: int = 0  # > 0: a regeneration of the same request (its own cache key: never the first answer again)
 
     @property
     def gate_key(self) -> str:
@@ -96,7 +97,8 @@ class Gateway:
         p = self._prepare(role, params)
         t0 = time.perf_counter()
         endpoint = await self._endpoint(p)
-        key = request_key("chat", p.model, messages, p.params, p.epoch, endpoint=endpoint) if p.cacheable else ""
+        keyed = {**p.params, "attempt": p.attempt} if p.attempt else p.params
+        key = request_key("chat", p.model, messages, keyed, p.epoch, endpoint=endpoint) if p.cacheable else ""
         return await self._cached(p, messages, key, "chat", t0, lambda: self._chat_call(p, messages))
 
     async def server(self, role: str) -> ServerInfo | None:
@@ -104,6 +106,10 @@ class Gateway:
         role has no `api_base`."""
         p = self._prepare(role, {})
         return await self.servers.get(p.api_base, p.api_key) if p.api_base else None
+
+    async def endpoint(self, role: str) -> dict[str, str] | None:
+        """`role`'s self-hosted server as keys keep it ({base, served}: `_endpoint`), or None without one."""
+        return await self._endpoint(self._prepare(role, {}))
 
     async def _endpoint(self, p: _Prepared) -> dict[str, str] | None:
         """Where a request goes, as the response cache key needs it: the scrubbed base URL and the served model's
@@ -151,6 +157,7 @@ class Gateway:
         merged = {**rm.params, **params}
         label = str(merged.pop("role", None) or role)
         epoch = int(merged.pop("epoch", 0) or 0)
+        attempt = int(merged.pop("attempt", 0) or 0)  # om_core's regeneration of a refused output
         provider, cacheable = self._providers.get(rm.model) or self._providers.setdefault(rm.model, _routing(rm.model))
         api_key = merged.pop("api_key", None)
         env = self.config.api_key_env.get(role) or self.config.api_key_env.get(provider)
@@ -164,7 +171,8 @@ class Gateway:
         timeout = float(merged.pop("timeout", None) or default_timeout)
         for k in ("max_retries", "num_retries"):  # retries are ours
             merged.pop(k, None)
-        return _Prepared(label, rm.model, provider, merged, epoch, api_key, api_base, timeout, cacheable, local)
+        return _Prepared(label, rm.model, provider, merged, epoch, api_key, api_base, timeout, cacheable, local,
+                         attempt)
 
     def _gate(self, p: _Prepared) -> ProviderGate:
         key = p.gate_key

@@ -62,8 +62,10 @@ class MemoryDiagnostics:
             return "-"
         return "/".join(str(self.count(role, o)) for o in OUTCOMES)
 
-    def top_reasons(self, n: int = 3) -> str:
-        return ", ".join(f"{k} {v}" for k, v in self.reasons.most_common(n)) or "-"
+    def top_reasons(self, n: int = 3, *, roles: bool = True) -> str:
+        """The n most frequent refusal reasons with their counts ("observer copied_input 12, ..."; `roles=False`
+        leaves the role out), "-" without any."""
+        return ", ".join(f"{k if roles else k.split(' ', 1)[-1]} {v}" for k, v in self.reasons.most_common(n)) or "-"
 
     def unusable(self) -> bool:
         if self.total < MIN_CALLS_FOR_WARNING:

@@ -39,6 +39,10 @@ def run_job(cfg: Any) -> list[RunOutcome]:
 
         dry_run(root, raw)
         return []
+    from bench.runner.local_servers import check_local_servers
+
+    for warning in check_local_servers(root):  # self-hosted servers: what they serve, and whether calls fit
+        print(f"ombench: warning: {warning}", file=sys.stderr)
     multirun, job_dir, overrides = _is_multirun()
     if multirun:
         # jobs of one sweep share the experiment name: their overrides tell them apart in tables and plots

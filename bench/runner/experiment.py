@@ -91,6 +91,17 @@ def make_gateway(cfg: RootCfg, *, offline_roles: bool = False) -> Gateway:
     )
 
 
+async def served_endpoints(gateway: Gateway, roles: set[Role]) -> dict[str, dict[str, str]]:
+    """role -> {base, served} for the roles sent to a self-hosted server (asked once per server): the run and
+    ingestion keys change with the server and with the model it serves."""
+    out = {}
+    for role in sorted(roles):
+        ep = await gateway.endpoint(role.value)
+        if ep:
+            out[role.value] = ep
+    return out
+
+
 async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSink, gateway: Gateway,
                        raw_cfg: dict[str, Any], progress: Progress, *, dry_run: bool = False,
                        budget: Budget | None = None) -> RunOutcome:
@@ -101,7 +112,9 @@ async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSin
     from bench.evaluate.judge import Judge
     from om_core.tokens import default_counter
 
-    key = run_key(cfg, strategy, ds.sha256, ds.subset_ids)
+    spec = configured_strategy(cfg, strategy)
+    endpoints = await served_endpoints(gateway, {Role.ACTOR, Role.JUDGE, *spec.roles})
+    key = run_key(cfg, strategy, ds.sha256, ds.subset_ids, endpoints)
     if dry_run:
         key = "dryrun-" + key
     sink.upsert_run(build_manifest(cfg, ds, strategy, key, raw_cfg))
@@ -112,8 +125,9 @@ async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSin
     judge = Judge(gateway.model(Role.JUDGE), source=cfg.judge.source, official_repo=cfg.judge.official_repo,
                   repeats=cfg.judge.repeats, model_name=cfg.model.judge.model)
     env = QuestionEnv(
-        cfg=cfg, strategy=configured_strategy(cfg, strategy), gateway=gateway, counter=default_counter(), judge=judge,
-        checkpoints=CheckpointStore(cfg.output.checkpoint_dir, ingest_key(cfg, strategy, ds.sha256) + ("-dry" if dry_run else ""))
+        cfg=cfg, strategy=spec, gateway=gateway, counter=default_counter(), judge=judge,
+        checkpoints=CheckpointStore(cfg.output.checkpoint_dir,
+                                    ingest_key(cfg, strategy, ds.sha256, endpoints) + ("-dry" if dry_run else ""))
         if cfg.run.checkpoints else None,
         make_sims=cache_simulators(cfg.cachesim.profiles, cfg.cachesim.params),
         pricing=cache_pricing(cfg.cachesim.profiles, cfg.cachesim.params),

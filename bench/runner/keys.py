@@ -23,25 +23,32 @@ def short_hash(obj: Any, n: int = 16) -> str:
     return hashlib.sha256(canonical(obj).encode()).hexdigest()[:n]
 
 
-def _role(cfg: RootCfg, role: Role) -> dict[str, Any]:
+Endpoints = dict[str, dict[str, str]]  # role -> {base, served}: a self-hosted server and the model it serves
+
+
+def _role(cfg: RootCfg, role: Role, endpoints: Endpoints | None = None) -> dict[str, Any]:
     rm = cfg.model.role(role)
-    return {"model": rm.model, "params": rm.params}
+    out: dict[str, Any] = {"model": rm.model, "params": rm.params}
+    if endpoints and role.value in endpoints:  # another server, or another model behind the same name: new key
+        out["endpoint"] = endpoints[role.value]
+    return out
 
 
-def ingest_spec(cfg: RootCfg, strategy: str, dataset_sha: str) -> dict[str, Any]:
+def ingest_spec(cfg: RootCfg, strategy: str, dataset_sha: str, endpoints: Endpoints | None = None) -> dict[str, Any]:
     """What determines the memory state and the turn series after replaying a haystack.
 
     Read from the strategy's declarations (`bench.strategies.StrategyBase`), never from its name: its
-    resolved key params, the models of the roles it calls, and the reader settings only when it renders the
-    reader prompt; the cache profiles and the Actor's per-model cache settings (not its prices). Raises
-    ConfigError for an unknown strategy or a bad param."""
+    resolved key params, the models of the roles it calls (with the self-hosted server and served model behind
+    each, `endpoints`), and the reader settings only when it renders the reader prompt; the cache profiles and
+    the Actor's per-model cache settings (not its prices). Raises ConfigError for an unknown strategy or a bad
+    param."""
     settings = replay_settings(cfg)
     spec = configured_strategy(cfg, strategy, settings)
     out: dict[str, Any] = {
         "dataset_sha256": dataset_sha,
         "strategy": spec.kind,
         "params": spec.key_params(),
-        "models": {str(r): _role(cfg, r) for r in sorted(spec.roles)},
+        "models": {str(r): _role(cfg, r, endpoints) for r in sorted(spec.roles)},
         "replay": {"turn_offset_s": settings.turn_offset_s, "think_time_s": settings.think_time_s},
         "system_prompt": settings.system_prompt,
         "cachesim": {"profiles": cfg.cachesim.profiles, "params": cfg.cachesim.params,
@@ -55,21 +62,23 @@ def ingest_spec(cfg: RootCfg, strategy: str, dataset_sha: str) -> dict[str, Any]
     return out
 
 
-def run_spec(cfg: RootCfg, strategy: str, dataset_sha: str, subset_ids: list[str] | None) -> dict[str, Any]:
+def run_spec(cfg: RootCfg, strategy: str, dataset_sha: str, subset_ids: list[str] | None,
+             endpoints: Endpoints | None = None) -> dict[str, Any]:
     return {
-        "ingest": ingest_spec(cfg, strategy, dataset_sha),
+        "ingest": ingest_spec(cfg, strategy, dataset_sha, endpoints),
         "dataset": {"name": cfg.dataset.name, "subset": subset_ids},
-        "actor": _role(cfg, Role.ACTOR),
-        "judge": {**_role(cfg, Role.JUDGE), "source": cfg.judge.source, "repeats": cfg.judge.repeats},
+        "actor": _role(cfg, Role.ACTOR, endpoints),
+        "judge": {**_role(cfg, Role.JUDGE, endpoints), "source": cfg.judge.source, "repeats": cfg.judge.repeats},
         "answer": {"method": cfg.answer.method, "history_format": cfg.answer.history_format,
                    "max_tokens": cfg.answer.max_tokens, "temperature": cfg.answer.temperature},
         "epoch": cfg.run.epoch,
     }
 
 
-def run_key(cfg: RootCfg, strategy: str, dataset_sha: str, subset_ids: list[str] | None) -> str:
-    return f"{strategy}-{short_hash(run_spec(cfg, strategy, dataset_sha, subset_ids))}"
+def run_key(cfg: RootCfg, strategy: str, dataset_sha: str, subset_ids: list[str] | None,
+            endpoints: Endpoints | None = None) -> str:
+    return f"{strategy}-{short_hash(run_spec(cfg, strategy, dataset_sha, subset_ids, endpoints))}"
 
 
-def ingest_key(cfg: RootCfg, strategy: str, dataset_sha: str) -> str:
-    return f"{strategy}-{short_hash(ingest_spec(cfg, strategy, dataset_sha))}"
+def ingest_key(cfg: RootCfg, strategy: str, dataset_sha: str, endpoints: Endpoints | None = None) -> str:
+    return f"{strategy}-{short_hash(ingest_spec(cfg, strategy, dataset_sha, endpoints))}"

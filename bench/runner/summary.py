@@ -140,7 +140,9 @@ def memory_table(rows: list[dict[str, Any]]) -> list[str]:
     head = f"{'run':<{LABEL_W}}{'observer':>15}{'reflector':>15}{'ratio':>8}{'gen':>10}  refused because"
     lines = [head, "-" * len(head)]
     for r in with_memory:
-        obs, refl, ratio, gen, why = cells(r["memory"])
+        obs, refl, ratio, gen, _ = cells(r["memory"])
+        why = r["memory"].top_reasons(1, roles=False) + (f" +{len(r['memory'].reasons) - 1} more"
+                                                         if len(r["memory"].reasons) > 1 else "")
         lines.append(_cut(f"{_cut(r['label'], LABEL_W - 1):<{LABEL_W}}{obs:>15}{refl:>15}{ratio:>8}{gen:>10}  {why}",
                           WIDTH))
     lines.append("observer, reflector: calls clean/fallback/rejected/truncated · ratio: input per observation token")
@@ -157,8 +159,8 @@ def judge_line(rows: list[dict[str, Any]]) -> str | None:
         return None
     if all(j.split("/")[-1] == OFFICIAL_JUDGE for j in judges):
         return f"judge: {', '.join(judges)} (LongMemEval's official judge)"
-    return (f"warning: judge {', '.join(judges)} is not LongMemEval's official {OFFICIAL_JUDGE}\n"
-            "  (accuracy is not comparable with published scores)")
+    return (f"warning: the judge is not LongMemEval's official {OFFICIAL_JUDGE}: accuracy is not comparable\n"
+            f"  with published scores (judge: {', '.join(judges)})")
 
 
 def format_summary(rows: list[dict[str, Any]], profile: str, n_dataset: int | None = None,

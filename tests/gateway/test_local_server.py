@@ -185,3 +185,15 @@ async def test_a_truncated_observer_output_is_retried_with_a_larger_cap_then_ref
         assert "garden" in om.record("r", "t").active_observations and not om.rejections
         assert srv.stats.chat_bodies[0]["max_tokens"] == 8192  # the default Observer cap
         await gw.aclose()
+
+
+async def test_a_regenerated_request_is_sent_again_not_answered_from_the_cache(tmp_path):
+    with FakeOpenAIServer(models=[QWEN]) as srv:
+        gw = Gateway(config(srv, tmp_path))
+        first = await gw.complete("observer", ask())
+        again = await gw.complete("observer", ask())
+        regen = await gw.complete("observer", ask(), attempt=1)
+        await gw.aclose()
+    assert again.meta["response_cache_hit"] and not regen.meta["response_cache_hit"]
+    assert srv.stats.chat_requests == 2 and "attempt" not in srv.stats.chat_bodies[-1]
+    assert first.text == regen.text  # the fake server answers alike; a sampling model would not

@@ -249,3 +249,9 @@ async def test_background_work_records_into_the_collector_of_the_code_that_start
         await om.wait_idle()
     assert records and all(r.outcome == "clean" for r in records)
     assert len(records) == len(om.observer.calls) + len(om.reflector.calls)
+
+
+async def test_a_regeneration_says_it_is_one_so_a_cache_cannot_replay_the_refused_answer():
+    model = Replies("Great question! 1. walk the dog", GOOD)
+    await observe(model, "m31", existing_observations="", messages=MSGS)
+    assert "attempt" not in model.params[0] and model.params[1]["attempt"] == 1

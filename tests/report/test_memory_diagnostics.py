@@ -63,7 +63,8 @@ def test_the_summary_shows_the_table_the_warning_and_the_judge(tmp_path: Path):
     n = len(QIDS)
     assert f"{3 * n}/0/0/0" in table[LABELS["om-30k"]] and "6.0x" in table[LABELS["om-30k"]]
     assert f"{n}/0/{4 * n}/{2 * n}" in table[LABELS["om-10k"]] and "copied_input" in table[LABELS["om-10k"]]
-    assert "warning: judge offline/judge" in text and OFFICIAL_JUDGE in text
+    assert "warning: the judge is not LongMemEval's official" in text and "(judge: offline/judge)" in text
+    assert OFFICIAL_JUDGE in text
     warnings = [r["memory"].warning(r["label"]) for r in rows if r.get("memory") is not None]
     assert [w.splitlines()[0] for w in warnings if w] == [
         f"warning: {LABELS['om-10k']}: memory probably unusable: {6 * n} of {7 * n} Observer/Reflector outputs refused"]
@@ -72,7 +73,7 @@ def test_the_summary_shows_the_table_the_warning_and_the_judge(tmp_path: Path):
 def test_judge_line_names_the_official_judge_without_a_warning():
     assert judge_line([{"judge": "openai/gpt-4o-2024-08-06"}]) == \
         "judge: openai/gpt-4o-2024-08-06 (LongMemEval's official judge)"
-    assert judge_line([{"judge": "openai/gpt-4o-mini"}]).startswith("warning: judge openai/gpt-4o-mini")
+    assert judge_line([{"judge": "openai/gpt-4o-mini"}]).endswith("(judge: openai/gpt-4o-mini)")
 
 
 def test_a_run_with_unpriced_calls_shows_unpriced_not_zero(tmp_path: Path):
