@@ -24,6 +24,18 @@ from bench.offline.engine import (
 )
 
 
+def fit_cap(text: str, cap: Any) -> tuple[str, str]:
+    """The reply and its finish reason as a server reports them: cut at `max_tokens` (o200k) with "length" when it
+    is longer, else whole with "stop"."""
+    from om_core.tokens import default_counter
+
+    if not isinstance(cap, int) or cap <= 0:
+        return text, "stop"
+    counter = default_counter()
+    ids = counter.encode(text)
+    return (text, "stop") if len(ids) <= cap else (counter.decode(ids[:cap]), "length")
+
+
 class OfflineLLM(CustomLLM):
     """Dry-run engine whose accuracy is not an LLM's; every response's model is `offline/<role>`.
 
@@ -38,13 +50,14 @@ class OfflineLLM(CustomLLM):
             raise CustomLLMError(status_code=400, message=str(exc)) from exc
         digest = hashlib.sha256(json.dumps(messages, sort_keys=True, default=str).encode()).hexdigest()[:16]
         prompt = chat_prompt_tokens(messages)
+        text, finish = fit_cap(text, optional_params.get("max_tokens") or optional_params.get("max_completion_tokens"))
         out = completion_tokens(text)
         return litellm.ModelResponse(
             id=f"offline-{digest}",
             created=int(time.time()),
             model=f"{PROVIDER}/{role}",
             object="chat.completion",
-            choices=[{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            choices=[{"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": text}}],
             usage=litellm.Usage(prompt_tokens=prompt, completion_tokens=out, total_tokens=prompt + out),
         )
 

@@ -75,3 +75,15 @@ def test_registration_validates_model_names_and_routes_by_prefix() -> None:
 def test_a_model_no_provider_serves_is_a_one_line_config_error() -> None:
     with pytest.raises(ConfigError, match=r"no provider for model 'nosuch/model'.*bench\.offline\.register\(\)"):
         provider_of("nosuch/model")
+
+
+async def test_the_offline_engine_reports_its_finish_reason_and_cuts_at_max_tokens():
+    from bench.perf import offline_gateway
+
+    gw = offline_gateway()
+    msgs = [{"role": "user", "content": "## New Message History to Observe\n\nMar 3 2026:\nUser (9:12 AM): I adopted "
+                                        "a beagle named Pixel and I walk him every morning by the river."}]
+    whole = await gw.model("observer").complete(msgs)
+    cut = await gw.model("observer").complete(msgs, max_tokens=5)
+    assert whole.finish_reason == "stop" and cut.finish_reason == "length"
+    assert len(cut.text) < len(whole.text) and whole.text.startswith(cut.text)
