@@ -79,7 +79,7 @@ class MemoryDiagnostics:
         if not self.unusable():
             return None
         return (f"warning: {label}: memory probably unusable: {self.refused} of {self.total} Observer/Reflector "
-                f"outputs refused\n  ({self.top_reasons()}; per question: `ombench view`)")
+                f"outputs refused\n  ({self.top_reasons(roles=False)}; per question: `ombench view`)")
 
 
 def _int(v: Any) -> int:
