@@ -1,4 +1,4 @@
-"""Typed experiment configuration. Hydra composes YAML from configs/; this schema validates it at start-up so a
+"""Typed experiment configuration. Hydra composes YAML from the package's config tree (bench/conf); this schema validates it at start-up so a
 typo or a wrong type fails at once with a one-line message naming the key and the fix."""
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ class DatasetCfg:
     name: str = "synthetic"
     data_dir: Optional[str] = None
     limit: int = 0
+    stratified: Optional[int] = None  # N questions, per type in proportion to the dataset (seeded)
     per_type: Optional[int] = None
     ids: Optional[list[str]] = None
     sample: Optional[int] = None
@@ -75,8 +76,10 @@ class AnswerCfg:
 
 @dataclass
 class JudgeCfg:
-    source: str = "builtin"
+    source: str = "builtin"  # builtin | official (evaluate_qa.py of a checkout, else the pinned download)
     official_repo: Optional[str] = None
+    parse: str = "official"  # official ('yes' anywhere) | mastra (reply is 'yes' or starts with 'yes.')
+    ask_reason: bool = False  # Mastra's extra request for a reason after a "no"
     repeats: int = 1
     second_model: Optional[str] = None  # judge every question again with this model (agreement, Cohen's kappa)
 
@@ -89,6 +92,7 @@ class RunCfg:
     checkpoints: bool = True
     fail_fast: bool = False
     max_usd: Optional[float] = None  # stop scheduling questions before this job's spend would pass it
+    preflight: bool = True  # keys, context windows and prices checked before any question
 
 
 @dataclass
@@ -139,14 +143,31 @@ class RootCfg:
     gateway: GatewayCfg = field(default_factory=GatewayCfg)
 
 
+def to_plain(cfg: Any) -> Any:
+    """A composed DictConfig as plain containers, interpolations resolved. Raises ConfigError (one line) for a
+    value left missing (`???`) or an interpolation that cannot resolve (e.g. an unset ${oc.env:VAR})."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    if isinstance(cfg, dict):
+        return dict(cfg)
+    try:
+        return OmegaConf.to_container(cfg, resolve=True)
+    except OmegaConfBaseException as exc:
+        msg = str(exc).splitlines()[0]
+        key = getattr(exc, "full_key", None)
+        raise ConfigError(f"config value{f' {key!r}' if key else ''}: {msg}; set it on the command line "
+                          f"(e.g. {key or 'KEY'}=VALUE) or in your config files") from None
+
+
 def validate(cfg: Any) -> RootCfg:
     """Merge a composed DictConfig (hydra key removed) onto the schema and check cross-field rules."""
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    raw = OmegaConf.to_container(cfg, resolve=True) if not isinstance(cfg, dict) else dict(cfg)
+    raw = to_plain(cfg)
     if not isinstance(raw, dict):
-        raise ConfigError("the config is not a mapping of sections; check configs/config.yaml")
+        raise ConfigError("the config is not a mapping of sections; check the config tree (bench/conf/config.yaml)")
     raw.pop("hydra", None)
     try:
         merged = OmegaConf.merge(OmegaConf.structured(RootCfg), raw)
@@ -154,18 +175,20 @@ def validate(cfg: Any) -> RootCfg:
     except OmegaConfBaseException as exc:
         msg = str(exc).splitlines()[0]
         key = getattr(exc, "full_key", None)
-        raise ConfigError(f"invalid config{f' at {key!r}' if key else ''}: {msg} (fix the value in configs/ or on the command line)") from None
+        raise ConfigError(f"invalid config{f' at {key!r}' if key else ''}: {msg} (fix the value on the command line or in your config files)") from None
     if not isinstance(root, RootCfg):  # a structured config always converts to its dataclass
-        raise ConfigError("the config did not convert to RootCfg; check configs/config.yaml")
+        raise ConfigError("the config did not convert to RootCfg; check the config tree (bench/conf/config.yaml)")
     _check_strategies(root)
     if root.answer.method not in ("con", "direct"):
         raise ConfigError(f"answer.method={root.answer.method!r}: use 'con' or 'direct'")
     if root.answer.history_format not in ("json", "nl"):
         raise ConfigError(f"answer.history_format={root.answer.history_format!r}: use 'json' or 'nl'")
     if root.judge.source not in ("builtin", "official"):
-        raise ConfigError(f"judge.source={root.judge.source!r}: use 'builtin' or 'official' (with judge.official_repo)")
-    if root.judge.source == "official" and not root.judge.official_repo:
-        raise ConfigError("judge.source=official needs judge.official_repo=PATH to your LongMemEval checkout")
+        raise ConfigError(f"judge.source={root.judge.source!r}: use 'builtin' or 'official' (LongMemEval's own templates)")
+    if root.judge.parse not in ("official", "mastra"):
+        raise ConfigError(f"judge.parse={root.judge.parse!r}: use 'official' ('yes' anywhere) or 'mastra' (reply is 'yes' or starts with 'yes.')")
+    if root.dataset.stratified is not None and root.dataset.stratified < 1:
+        raise ConfigError(f"dataset.stratified={root.dataset.stratified}: give a number of questions >= 1 (or null)")
     if root.output.response_cache_policy not in ("rw", "ro", "off"):
         raise ConfigError(f"output.response_cache_policy={root.output.response_cache_policy!r}: use rw, ro or off")
     if root.run.concurrency < 1:

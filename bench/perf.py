@@ -110,21 +110,20 @@ def tokenise_baseline(instances: Sequence[Instance], encoding: str = "o200k_base
 
 
 def perf_config(overrides: Sequence[str] = ()) -> RootCfg:
-    """The validated config perf replays with: configs/ composed with `experiment=perf` (unless `overrides`
-    name another experiment) and the overrides, as `ombench run` would compose it. Raises ConfigError."""
-    from hydra import compose, initialize_config_dir
+    """The validated config perf replays with: the package's config tree (bench/conf) composed with
+    `experiment=perf` (unless `overrides` name another experiment) and the overrides, as `ombench run` would
+    compose it. Raises ConfigError."""
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from bench.cli.run import config_dir
+    from bench.conf import compose
     from bench.config import validate
 
     extra = list(overrides)
     if not any(o.lstrip("+~").startswith("experiment") for o in extra):
         extra.insert(0, PERF_EXPERIMENT)
     try:
-        with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
-            composed = compose(config_name="config", overrides=extra)
+        composed = compose(extra)
     except (HydraException, OmegaConfBaseException) as exc:
         raise ConfigError(f"config override: {str(exc).splitlines()[0]} (overrides: {' '.join(extra)})") from None
     return validate(composed)

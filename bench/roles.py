@@ -3,7 +3,7 @@
 Every model call is made for a role: the config schema has one `model.<role>` entry per role, the gateway is
 built with one model per role, strategies declare the roles they call (`StrategyBase.roles`), and the run and
 ingestion keys hash the models of the roles that shape a result. Adding a role: one value here and its
-`model.<role>` entry in `bench.config.ModelCfg` and `configs/model/*.yaml`.
+`model.<role>` entry in `bench.config.ModelCfg` and `bench/conf/model/*.yaml`.
 """
 
 from __future__ import annotations

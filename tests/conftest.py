@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+# the official judge script is never fetched from the internet by a test: downloads go to a closed local port
+# (tests that download serve a fixture themselves), and the cache is the test session's own folder
+os.environ["OMBENCH_LONGMEMEVAL_BASE_URL"] = "http://127.0.0.1:9"
+os.environ["OMBENCH_CACHE_DIR"] = tempfile.mkdtemp(prefix="ombench-test-cache-")
 
 pytest_plugins = ["tests.helpers.fixtures"]

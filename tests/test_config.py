@@ -9,6 +9,7 @@ from bench.cli.run import config_dir
 from bench.config import validate
 from bench.errors import ConfigError
 from bench.runner.keys import ingest_key, run_key
+from tests.helpers.official import make_checkout
 
 EXPERIMENTS = ["quick", "mastra_gpt4o", "mastra_gpt5mini", "baselines_gpt4o", "om_threshold_sweep"]
 
@@ -25,10 +26,13 @@ def test_every_experiment_composes_and_validates(exp: str) -> None:
     assert set(root.run_strategies) <= set(root.strategies)
 
 
-def test_mastra_presets_are_faithful() -> None:
-    r5 = validate(_compose(["experiment=mastra_gpt5mini"]))
-    r4 = validate(_compose(["experiment=mastra_gpt4o"]))
+def test_mastra_presets_are_faithful(tmp_path) -> None:
+    repo = make_checkout(tmp_path / "LongMemEval")
+    r5 = validate(_compose(["experiment=mastra_gpt5mini", f"judge.official_repo={repo}"]))
+    r4 = validate(_compose(["experiment=mastra_gpt4o", f"judge.official_repo={repo}"]))
     for r in (r4, r5):
+        # the official judge text and parse rule; Mastra's two judge differences stay explicit options
+        assert (r.judge.source, r.judge.parse, r.judge.ask_reason) == ("official", "official", False)
         assert r.dataset.name == "longmemeval_s"
         om = r.strategies["om"].params
         assert (om["profile"], om["scope"], om["message_tokens"], om["observation_tokens"]) == ("m11", "resource", 30000, 40000)
@@ -54,7 +58,8 @@ def test_threshold_changes_ingestion_key() -> None:
         ("run.concurrency=0", "run.concurrency"),
         ("answer.method=guess", "answer.method"),
         ("run_strategies=[om,magic]", "magic"),
-        ("judge.source=official", "official_repo"),
+        ("judge.parse=lenient", "judge.parse"),
+        ("dataset.stratified=0", "dataset.stratified"),
         ("run.concurrency=lots", "run.concurrency"),
     ],
 )

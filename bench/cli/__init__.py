@@ -13,6 +13,7 @@ from bench.errors import UserError
 
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ombench", description="Observational Memory benchmark harness")
+    parser.add_argument("--version", action="version", version=f"ombench {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser("run", help="run an experiment (Hydra app: `ombench run experiment=quick`, `-m` for sweeps)")
     for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
@@ -23,6 +24,26 @@ def _build_parser() -> argparse.ArgumentParser:
         if register is not None:
             register(sub)
     return parser
+
+
+def version() -> str:
+    """The installed om-bench version."""
+    import importlib.metadata as md
+
+    try:
+        return md.version("om-bench")
+    except md.PackageNotFoundError:  # a checkout that was never installed
+        return "unknown (not installed)"
+
+
+def command_names() -> list[str]:
+    """The `ombench` subcommands, sorted."""
+    parser = _build_parser()
+    names: list[str] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            names.extend(action.choices)
+    return sorted(names)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from bench.errors import DataError
@@ -56,9 +57,12 @@ def _check(args: argparse.Namespace) -> int:
         "abstention": ds.abstention_count(),
         "haystack_tokens": tokens,
         "path": str(ds.path) if ds.path else None,
+        "date_format": "official" if not ds.format_notes else "non-official (ISO-8601)",
         "note": ds.note,
     }
     print(json.dumps(summary, ensure_ascii=False))
+    for note in ds.format_notes:  # visible, not only inside the JSON
+        print(f"note: {note}", file=sys.stderr)
     return 0
 
 

@@ -15,12 +15,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from bench.evaluate.metrics import format_metrics
-    from bench.evaluate.official import format_official, metrics_from_files
+    from bench.evaluate.official import format_official, is_official_judge, metrics_from_files
 
     m, judges = metrics_from_files(args.eval_results, args.ref)
     print(format_official(m))
-    if judges and judges != {"gpt-4o-2024-08-06"}:
-        print(f"Judge: {', '.join(sorted(judges))} (not the official gpt-4o-2024-08-06)")
+    if judges and not is_official_judge(judges):
+        print(f"Judge: {', '.join(sorted(judges))} (not the official gpt-4o-2024-08-06: print_qa_metrics.py would "
+              "refuse this file)")
     if args.intervals:
         print()
         print(format_metrics(m))

@@ -1,35 +1,87 @@
-"""`ombench run`: the Hydra app. `ombench run experiment=quick`, `ombench run -m key=a,b` for sweeps."""
+"""`ombench run`: the Hydra app. `ombench run experiment=quick`, `ombench run -m key=a,b` for sweeps.
+
+The config tree ships inside the package (`bench.conf`, `pkg://bench.conf`), so an installed `ombench` runs
+from any directory; `--config-dir DIR` (Hydra's flag) puts a user's own folder first in the search path.
+Around Hydra this module adds what a command line owes its user: one-line errors for every misuse of the
+command line or the config tree (exit 2), a clean Ctrl-C (one line, exit 130), `--skip-preflight`,
+`--version`, and bash completion that works through the `ombench run` entry point."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
-_EXIT = {"code": 0}
+from bench.conf import CONFIG_NAME, CONFIG_PATH, config_dir
+
+__all__ = ["run_hydra", "config_dir", "hydra_error_line"]
+
+_STATE: dict[str, Any] = {"code": 0, "in_task": False}
+INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
 
 
-def config_dir() -> str:
-    """configs/ of the working directory when present (a user's own tree), else the project's own."""
-    env = os.environ.get("OMBENCH_CONFIG_DIR")
-    if env:
-        return str(Path(env).resolve())
-    here = Path.cwd() / "configs"
-    if (here / "config.yaml").exists():
-        return str(here.resolve())
-    return str((Path(__file__).resolve().parents[2] / "configs").resolve())
+class _ArgError(Exception):
+    pass
 
 
 def _task(cfg: Any) -> None:
     from bench.errors import UserError
-    from bench.runner.app import run_job
+    from bench.runner.app import Interrupted, run_job
 
+    _STATE["in_task"] = True
     try:
         run_job(cfg)
-    except UserError as exc:
-        print(f"ombench: error: {exc}", file=sys.stderr)
-        _EXIT["code"] = 2
+    except UserError as exc:  # one line per problem, each naming the thing and the fix
+        for line in str(exc).splitlines() or [type(exc).__name__]:
+            print(f"ombench: error: {line}", file=sys.stderr)
+        _STATE["code"] = 2
+    except Interrupted as exc:
+        print(f"ombench: {exc}", file=sys.stderr)
+        _STATE["code"] = INTERRUPTED
+
+
+def hydra_error_line(exc: BaseException) -> str:
+    """One line for an error Hydra or OmegaConf raised while reading the command line or composing the config."""
+    text = str(exc).strip() or type(exc).__name__
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    options: list[str] = []
+    head: list[str] = []
+    collecting = False
+    for ln in lines:
+        if ln.startswith(("Config search path", "provider=")):  # where Hydra looked: noise on one line
+            continue
+        if ln.startswith("Available options in"):
+            collecting = True
+            head.append(ln.rstrip(":").replace("Available options", "available options"))
+            continue
+        if collecting and " " not in ln:
+            options.append(ln)
+            continue
+        collecting = False
+        head.append(ln)
+    if "Config group override must be a string or a list. Got NoneType" in text:
+        return ("a config group was set to null (e.g. experiment=null); name one of its options "
+                "(`ombench run --help` lists them) or drop the override")
+    msg = "; ".join(head)
+    if options:
+        msg += ": " + ", ".join(options)
+    if isinstance(exc, _ArgError):
+        return f"{msg} (see `ombench run --help`)"
+    return f"{msg} (see `ombench run --help`; Hydra's override syntax: https://hydra.cc/docs/advanced/override_grammar/basic)"
+
+
+def _check_flags(argv: list[str]) -> argparse.Namespace:
+    """Parse the command line with Hydra's own parser, turning its usage-and-exit errors into one line."""
+    from hydra._internal.utils import get_args_parser
+
+    parser = get_args_parser()
+
+    def fail(message: str) -> None:
+        raise _ArgError(message)
+
+    parser.error = fail  # type: ignore[method-assign,assignment]
+    return parser.parse_args(argv)
 
 
 # config sections that map names (a role or provider) to values: their keys are the user's to add
@@ -51,15 +103,52 @@ def open_mapping_overrides(argv: list[str]) -> list[str]:
 
 
 def run_hydra(argv: list[str]) -> int:
+    """Run `ombench run ARGV`; returns the exit status (0, 2 for a user error, 130 when interrupted)."""
+    argv = list(argv)
+    if "--version" in argv:  # Hydra's own --version would print Hydra's
+        from bench.cli import version
+
+        print(f"ombench {version()}")
+        return 0
+    # Hydra's docs add experiments with `+experiment=X`; here the group is in the defaults, so that means `experiment=X`
+    argv = [a[1:] if a.startswith("+experiment=") else a for a in argv]
+    if "--skip-preflight" in argv:
+        argv = [a for a in argv if a != "--skip-preflight"] + ["run.preflight=false"]
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    try:
+        args = _check_flags(argv)
+    except _ArgError as exc:
+        print(f"ombench run: error: {hydra_error_line(exc)}", file=sys.stderr)
+        return 2
+    completion = args.shell_completion and any(o.startswith(("install=", "uninstall=", "query=")) for o in args.overrides)
+    if completion:
+        from bench.cli.completion import handle
+
+        handled = handle(argv, args.overrides)
+        if handled is not None:
+            return handled
     import hydra
 
-    main = hydra.main(version_base="1.3", config_path=config_dir(), config_name="config")(_task)
-    saved = sys.argv
+    main = hydra.main(version_base="1.3", config_path=CONFIG_PATH, config_name=CONFIG_NAME)(_task)
+    saved_argv, saved_full = sys.argv, os.environ.get("HYDRA_FULL_ERROR")
     sys.argv = ["ombench run", *open_mapping_overrides(argv)]
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra re-raises instead of printing its own multi-line report
+    _STATE.update(code=0, in_task=False)
     try:
         main()
+    except KeyboardInterrupt:
+        print("ombench: interrupted before the run started; nothing was written", file=sys.stderr)
+        return INTERRUPTED
+    except Exception as exc:
+        if _STATE["in_task"]:  # a defect in the run itself, not a misuse: keep the traceback
+            raise
+        print(f"ombench run: error: {hydra_error_line(exc)}", file=sys.stderr)
+        return 2
     finally:
-        sys.argv = saved
-    return _EXIT["code"]
+        sys.argv = saved_argv
+        if saved_full is None:
+            os.environ.pop("HYDRA_FULL_ERROR", None)
+        else:
+            os.environ["HYDRA_FULL_ERROR"] = saved_full
+    return int(_STATE["code"])

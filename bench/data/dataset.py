@@ -33,6 +33,27 @@ KNOWN_SHA256: dict[str, KnownFile] = {
 }
 
 
+def stratified_quotas(counts: Mapping[str, int], n: int) -> dict[str, int]:
+    """Questions to take per type for a subset of `n` that keeps the dataset's type proportions: the largest
+    remainder method over `counts`, with every type getting at least one question when `n` allows (so the
+    task average covers every type). Quotas never exceed a type's count; their sum is min(n, total)."""
+    total = sum(counts.values())
+    n = min(n, total)
+    types = [t for t in counts if counts[t] > 0]
+    if n <= 0 or not types:
+        return {}
+    exact = {t: n * counts[t] / total for t in types}
+    quota = {t: int(exact[t]) for t in types}
+    for t in sorted(types, key=lambda t: (-(exact[t] - quota[t]), -counts[t], t))[: n - sum(quota.values())]:
+        quota[t] += 1
+    if n >= len(types):  # lift empty types to one question, taken from the largest quotas
+        for t in [t for t in types if quota[t] == 0]:
+            donor = max(types, key=lambda d: (quota[d], counts[d]))
+            quota[donor] -= 1
+            quota[t] = 1
+    return {t: q for t, q in quota.items() if q > 0}
+
+
 def infer_split(instances: list[Instance]) -> str:
     """For a file whose hash is not known: judge by haystack size (oracle 1-6 sessions, S ~48, M ~500)."""
     if not instances:
@@ -56,6 +77,7 @@ class Dataset:
     split: str  # "oracle", "S (cleaned)", "M (cleaned)", "synthetic", "oracle-like", "S-like", "M-like", "unknown"
     subset_ids: list[str] | None = None
     note: str = ""
+    format_notes: tuple[str, ...] = ()  # what was accepted that the official format does not have (ISO dates)
     _by_id: dict[str, Instance] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
@@ -82,6 +104,17 @@ class Dataset:
         ordered = {t: counts[t] for t in QUESTION_TYPES if counts[t]}
         return ordered
 
+    def coverage_warning(self, full: "Dataset", knobs: str = "this subset") -> str | None:
+        """One line when this subset covers fewer question types than `full`, else None."""
+        have, all_types = self.type_counts(), full.type_counts()
+        missing = [t for t in all_types if t not in have]
+        if not missing:
+            return None
+        kept = ", ".join(have) or "none"
+        return (f"{knobs} keeps {len(have)} of the {len(all_types)} question types of {full.name} ({kept}): the macro "
+                f"average covers only those and the official task average is nan; for a representative subset use "
+                f"dataset.stratified=N (per type, in proportion, seeded)")
+
     def abstention_count(self) -> int:
         return sum(1 for i in self.instances if i.is_abstention)
 
@@ -92,11 +125,13 @@ class Dataset:
         ids: list[str] | None = None,
         sample: int | None = None,
         seed: int = 0,
+        stratified: int | None = None,
     ) -> "Dataset":
         """Filters applied in this order: `ids` (kept in file order), `per_type` (a seeded random pick of up to
-        the quota per question_type; an int applies to all six), `sample` (seeded random pick of that many),
-        `first_n`. The result is in file order and deterministic for the same arguments; quotas above what a
-        type holds take all of it."""
+        the quota per question_type; an int applies to all six), `stratified` (N questions split over the
+        types in proportion to their counts, see `stratified_quotas`, a seeded random pick within each),
+        `sample` (seeded random pick of that many), `first_n`. The result is in file order and deterministic
+        for the same arguments; quotas above what a type holds take all of it."""
         source = str(self.path or self.name)
         chosen = list(self.instances)
         # empty `ids` / `per_type` mapping mean "no filter" (config defaults), never "select nothing"
@@ -124,6 +159,16 @@ class Dataset:
                     raise DataError(f"{source}: per_type quota for {qtype!r} is {quota}; quotas must be >= 0")
                 keep_ids.update(rng.sample(pool, min(quota, len(pool))))
             chosen = [i for i in chosen if i.question_id in keep_ids]
+        if stratified is not None:
+            if stratified < 0:
+                raise DataError(f"{source}: stratified is {stratified}; it must be >= 0")
+            counts = Counter(i.question_type for i in chosen)
+            rng = random.Random(f"stratified:{seed}")
+            keep_ids = set()
+            for qtype, quota in stratified_quotas(dict(counts), stratified).items():
+                pool = [i.question_id for i in chosen if i.question_type == qtype]
+                keep_ids.update(rng.sample(pool, quota))
+            chosen = [i for i in chosen if i.question_id in keep_ids]
         if sample is not None:
             if sample < 0:
                 raise DataError(f"{source}: sample is {sample}; it must be >= 0")
@@ -134,9 +179,10 @@ class Dataset:
                 raise DataError(f"{source}: first_n is {first_n}; it must be >= 0")
             chosen = chosen[:first_n]
         parts = [f"ids={len(ids)}" if ids is not None else "", f"per_type={per_type}" if per_type is not None else "",
+                 f"stratified={stratified}" if stratified is not None else "",
                  f"sample={sample}" if sample is not None else "", f"first_n={first_n}" if first_n is not None else ""]
         how = ", ".join(p for p in parts if p)
-        if per_type is not None or sample is not None:
+        if per_type is not None or sample is not None or stratified is not None:
             how += f", seed={seed}"
         note = f"subset of {len(chosen)}/{len(self.instances)} questions ({how})"
         return replace(

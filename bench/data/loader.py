@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.data.dataset import KNOWN_SHA256, Dataset, infer_split
-from bench.data.validate import parse_instances
+from bench.data.validate import ParseStats, parse_instances
 from bench.errors import DataError
 
 DATA_DIR_ENV = "LONGMEMEVAL_DATA_DIR"
@@ -58,14 +58,19 @@ def read_dataset(path: str | Path, name: str | None = None) -> Dataset:
     data = read_bytes(path)
     digest = hashlib.sha256(data).hexdigest()
     raw = decode_json(data, path)
-    instances = parse_instances(raw, str(path))
+    stats = ParseStats()
+    instances = parse_instances(raw, str(path), stats)
     known = KNOWN_SHA256.get(digest)
     if known is not None:
         split, official, note = known.split, known.official, known.note
     else:
         split, official = infer_split(instances), False
         note = f"sha256 is not an official LongMemEval file; split {split!r} inferred from haystack sizes"
-    return Dataset(instances=instances, name=name or _stem(path), path=path, sha256=digest, official=official, split=split, note=note)
+    notes = stats.notes()
+    if notes:
+        note = "; ".join([note, *notes]) if note else "; ".join(notes)
+    return Dataset(instances=instances, name=name or _stem(path), path=path, sha256=digest, official=official,
+                   split=split, note=note, format_notes=notes)
 
 
 def read_bytes(path: Path) -> bytes:

@@ -8,9 +8,11 @@ assistant or not alternating, unsorted dates, duplicate session ids).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from bench.data.dates import parse_lme_date
+from bench.data.dates import format_lme_date, parse_any_date
 from bench.data.schema import Instance, Session, Turn
 from bench.errors import DataError
 
@@ -37,6 +39,20 @@ RAW_KEYS = (
 )
 
 
+@dataclass
+class ParseStats:
+    """What a file held that the official format does not: ISO-8601 dates (accepted, reported as non-official)."""
+
+    iso_dates: int = 0
+    iso_example: str = ""
+
+    def notes(self) -> tuple[str, ...]:
+        if not self.iso_dates:
+            return ()
+        return (f"non-official date format: {self.iso_dates} dates are ISO-8601 (e.g. {self.iso_example!r}), not "
+                "LongMemEval's 'YYYY/MM/DD (Ddd) HH:MM'; accepted and shown to the models in the official format",)
+
+
 def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
@@ -44,9 +60,10 @@ def _type_name(value: Any) -> str:
 class _Checker:
     """Builds the one-line messages for one question of one file."""
 
-    def __init__(self, source: str, qid: str) -> None:
+    def __init__(self, source: str, qid: str, stats: ParseStats | None = None) -> None:
         self.source = source
         self.qid = qid
+        self.stats = stats
 
     def fail(self, field: str, problem: str, fix: str) -> DataError:
         return DataError(f"{self.source}: question {self.qid}: field '{field}' {problem}; {fix}")
@@ -60,17 +77,26 @@ class _Checker:
             raise self.fail(field, f"has type {_type_name(value)}", f"it must be {what}")
         return value
 
-    def date(self, field: str, text: Any):
+    def date(self, field: str, text: Any) -> tuple[datetime, str]:
+        """(datetime, its stamp in the official format): an ISO-8601 stamp is accepted, rewritten in the
+        official format (the prompts show dates as the official files write them) and counted."""
         if not isinstance(text, str):
             raise self.fail(field, f"has type {_type_name(text)}", "it must be a string 'YYYY/MM/DD (Ddd) HH:MM'")
         try:
-            return parse_lme_date(text)
+            dt, official = parse_any_date(text)
         except ValueError as exc:
             raise self.fail(field, f"is not a valid date: {exc}", "write it as e.g. '2023/05/30 (Tue) 23:40'") from None
+        if official:
+            return dt, text
+        if self.stats is not None:
+            self.stats.iso_dates += 1
+            self.stats.iso_example = self.stats.iso_example or text
+        return dt, format_lme_date(dt)
 
 
-def parse_instance(raw: Any, source: str, index: int) -> Instance:
-    """One raw question dict -> Instance. `index` names the question when its id itself is broken."""
+def parse_instance(raw: Any, source: str, index: int, stats: ParseStats | None = None) -> Instance:
+    """One raw question dict -> Instance. `index` names the question when its id itself is broken; `stats`
+    counts what was accepted in a non-official form."""
     where = f"#{index}"
     if not isinstance(raw, dict):
         raise DataError(f"{source}: question {where}: is a {_type_name(raw)}, not an object; each question must be a JSON object")
@@ -78,14 +104,14 @@ def parse_instance(raw: Any, source: str, index: int) -> Instance:
     if not isinstance(qid, str) or not qid:
         c = _Checker(source, where)
         raise c.fail("question_id", "is missing or not a non-empty string", "give every question a string id")
-    c = _Checker(source, qid)
+    c = _Checker(source, qid, stats)
     qtype = c.get(raw, "question_type", str, "one of " + ", ".join(QUESTION_TYPES))
     if qtype not in QUESTION_TYPES:
         raise c.fail("question_type", f"is {qtype!r}", "use one of " + ", ".join(QUESTION_TYPES) + " (abstention is marked by '_abs' in the id)")
     question = c.get(raw, "question", str, "a string")
     answer = c.get(raw, "answer", (str, int), "a string or an integer")
     qdate_str = c.get(raw, "question_date", str, "a string 'YYYY/MM/DD (Ddd) HH:MM'")
-    qdate = c.date("question_date", qdate_str)
+    qdate, qdate_str = c.date("question_date", qdate_str)
     dates = c.get(raw, "haystack_dates", list, "a list of date strings, one per session")
     sids = c.get(raw, "haystack_session_ids", list, "a list of session id strings, one per session")
     sessions_raw = c.get(raw, "haystack_sessions", list, "a list of sessions (lists of turns)")
@@ -100,7 +126,7 @@ def parse_instance(raw: Any, source: str, index: int) -> Instance:
     for i, (date_str, sid, turns_raw) in enumerate(zip(dates, sids, sessions_raw)):
         if not isinstance(sid, str):
             raise c.fail(f"haystack_session_ids[{i}]", f"has type {_type_name(sid)}", "session ids must be strings")
-        date = c.date(f"haystack_dates[{i}]", date_str)
+        date, date_str = c.date(f"haystack_dates[{i}]", date_str)
         if not isinstance(turns_raw, list):
             raise c.fail(f"haystack_sessions[{i}]", f"has type {_type_name(turns_raw)}", "each session must be a list of turns")
         turns = tuple(_parse_turn(c, i, j, t) for j, t in enumerate(turns_raw))
@@ -139,7 +165,7 @@ def _parse_turn(c: _Checker, i: int, j: int, raw: Any) -> Turn:
     return Turn(role=role, content=content, has_answer=has_answer)
 
 
-def parse_instances(raw: Any, source: str) -> list[Instance]:
+def parse_instances(raw: Any, source: str, stats: ParseStats | None = None) -> list[Instance]:
     """A whole file's questions; ids must be unique (results and judgments are keyed by them)."""
     if not isinstance(raw, list):
         raise DataError(f"{source}: the file holds a JSON {_type_name(raw)}, not an array of questions; use the LongMemEval .json (array) or .jsonl (one question per line) format")
@@ -148,7 +174,7 @@ def parse_instances(raw: Any, source: str) -> list[Instance]:
     out: list[Instance] = []
     seen: set[str] = set()
     for index, item in enumerate(raw):
-        inst = parse_instance(item, source, index)
+        inst = parse_instance(item, source, index, stats)
         if inst.question_id in seen:
             raise DataError(f"{source}: question {inst.question_id}: field 'question_id' is duplicated; every question id must be unique")
         seen.add(inst.question_id)

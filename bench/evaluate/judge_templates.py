@@ -1,13 +1,19 @@
-"""Judge templates: the project's own wording (`builtin`) or the official strings read at run time from a
-user's LongMemEval checkout (`official`). No official text is stored in this repository.
+"""Judge templates: the project's own wording (`builtin`) or the official strings read at run time out of
+LongMemEval's `evaluate_qa.py` (`official`: a user's checkout, or the pinned file downloaded and cached by
+`bench.evaluate.official_source`). No official text is stored in this repository.
 
 Every template is a str.format string with the named fields {question}, {answer}, {response}.
+`resolve_templates` returns them as a `TemplateSet` that also says where they came from and hashes their
+text (the run key includes the hash, so an edited template never reuses old labels).
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 import string
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -17,7 +23,11 @@ DEFAULT_TYPES = ("single-session-user", "single-session-assistant", "multi-sessi
 TEMPLATE_NAMES = ("default", "temporal-reasoning", "knowledge-update", "single-session-preference", "abstention")
 QUESTION_TYPES = DEFAULT_TYPES + ("temporal-reasoning", "knowledge-update", "single-session-preference")
 _FIELDS = ("question", "answer", "response")  # the official .format(question, answer, response) order
-OFFICIAL_REL = Path("src/evaluation/evaluate_qa.py")
+# Mastra's judge asks for a reason after a "no" at the end of every template but knowledge-update
+# (mastra-ai/mastra explorations/longmemeval/src/evaluation/longmemeval-metric.ts); `ask_reason` adds this
+# request, in our words, to the same templates.
+REASON_REQUEST = 'If your answer is "no", give the reason after it, as in "no: because ...".'
+REASON_TEMPLATES = ("default", "temporal-reasoning", "single-session-preference", "abstention")
 
 
 def template_name(question_id: str, question_type: str) -> str:
@@ -148,21 +158,53 @@ def extract_official_templates(source: str, origin: str = "evaluate_qa.py") -> d
     return out
 
 
-def official_templates(official_repo: Path | str) -> dict[str, str]:
-    path = Path(official_repo).expanduser() / OFFICIAL_REL
-    if not path.is_file():
-        raise ConfigError(
-            f"{path} not found; set official_repo to the root of your LongMemEval checkout "
-            "(github.com/xiaowu0162/LongMemEval)"
-        )
-    return extract_official_templates(path.read_text(encoding="utf-8"), origin=str(path))
+def official_templates(official_repo: Path | str | None = None) -> dict[str, str]:
+    """The five templates of the official script (a checkout, else the pinned download). Raises ConfigError."""
+    return resolve_templates("official", official_repo).texts
+
+
+@dataclass(frozen=True)
+class TemplateSet:
+    """The judge templates a run uses, where they came from, and the hash of their text."""
+
+    texts: dict[str, str]
+    source: str  # builtin | official
+    description: str  # e.g. "om-bench builtin wording" or "LongMemEval evaluate_qa.py (downloaded, pinned ...)"
+    ask_reason: bool = False
+
+    @property
+    def sha256(self) -> str:
+        """Hash of the exact template texts (after `ask_reason`): one changed character changes it."""
+        return hashlib.sha256(json.dumps(self.texts, sort_keys=True).encode("utf-8")).hexdigest()
+
+    def describe(self) -> str:
+        extra = " + a reason after a no (Mastra)" if self.ask_reason else ""
+        return f"{self.description}{extra}, text sha256 {self.sha256[:12]}"
+
+
+def with_reason_request(texts: dict[str, str]) -> dict[str, str]:
+    """The templates with Mastra's extra request for a reason after a "no" (see REASON_REQUEST)."""
+    return {n: (f"{t} {REASON_REQUEST}" if n in REASON_TEMPLATES else t) for n, t in texts.items()}
+
+
+def resolve_templates(source: str = "builtin", official_repo: Path | str | None = None, *,
+                      ask_reason: bool = False, base_url: str | None = None, download: bool = True) -> TemplateSet:
+    """The judge templates of `source`. `official` reads `official_repo`'s script, else the pinned official
+    file (cached, or downloaded once unless `download` is False: bench.evaluate.official_source). Raises
+    ConfigError with one line."""
+    if source == "builtin":
+        texts, description = builtin_templates(), "om-bench builtin wording"
+    elif source == "official":
+        from bench.evaluate.official_source import official_file
+
+        found = official_file(official_repo, base_url=base_url, download=download)
+        texts, description = extract_official_templates(found.text, origin=str(found.path)), found.describe()
+    else:
+        raise ConfigError(f"unknown judge template source {source!r}; use 'builtin' or 'official'")
+    if ask_reason:
+        texts = with_reason_request(texts)
+    return TemplateSet(texts, source, description, ask_reason)
 
 
 def load_templates(source: str = "builtin", official_repo: Path | str | None = None) -> dict[str, str]:
-    if source == "builtin":
-        return builtin_templates()
-    if source == "official":
-        if official_repo is None:
-            raise ConfigError("judge source 'official' needs official_repo=<path to your LongMemEval checkout>")
-        return official_templates(official_repo)
-    raise ConfigError(f"unknown judge template source {source!r}; use 'builtin' or 'official'")
+    return resolve_templates(source, official_repo).texts

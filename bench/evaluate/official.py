@@ -1,5 +1,10 @@
 """Official LongMemEval file formats: hypothesis JSONL, `.eval-results-<judge>` JSONL, the metrics printout
-(same layout and wording as print_qa_metrics.py, for any judge model), and reference loading."""
+(same layout and wording as print_qa_metrics.py, for any judge model), and reference loading.
+
+Written records are what the official scripts (github.com/xiaowu0162/LongMemEval, src/evaluation/) read
+and write: `json.dumps` of {question_id, hypothesis, autoeval_label: {model, label}} per line, with the judge
+named as OpenAI names it (`gpt-4o-2024-08-06`, which print_qa_metrics.py asserts), never litellm's
+`openai/...` routing string."""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from bench.errors import DataError, UserError
-from bench.evaluate.judge import judge_short_name
+from bench.evaluate.judge import OFFICIAL_JUDGE, judge_short_name, official_model_name
 from bench.evaluate.metrics import TYPE_ORDER, Metrics, summarize
 
 
@@ -96,8 +101,18 @@ def eval_rows(records: Iterable[Mapping[str, Any]], ref: Mapping[str, RefItem], 
     return rows
 
 
+def official_task_average(m: Metrics) -> float:
+    """The task average as print_qa_metrics.py computes it: the mean over all six types, so nan when any type
+    has no judged question (numpy's mean of an empty list)."""
+    if any(t not in m.per_type for t in TYPE_ORDER):
+        return float("nan")
+    return m.task_averaged
+
+
 def format_official(m: Metrics) -> str:
-    """The print_qa_metrics.py layout; headline numbers carry '(n=k of N)' on a partial file."""
+    """The print_qa_metrics.py layout; headline numbers carry '(n=k of N)' on a partial file. When a type is
+    missing, the official task average (nan) is printed with the project's macro over the types present
+    beside it, so the two never silently differ."""
     note = m.n_note()
     lines = ["", "Evaluation results by task:"]
     for t in list(TYPE_ORDER) + [t for t in m.per_type if t not in TYPE_ORDER]:
@@ -107,10 +122,19 @@ def format_official(m: Metrics) -> str:
         else:
             lines.append(f"\t{t}: {round(a.acc, 4)} ({a.n})")
     lines.append("")
-    lines.append(f"Task-averaged Accuracy: {round(m.task_averaged, 4)}{note}")
+    official = official_task_average(m)
+    beside = ""
+    if official != official and m.per_type:
+        beside = f"   [om-bench macro over the {len(m.per_type)} types present: {round(m.task_averaged, 4)}]"
+    lines.append(f"Task-averaged Accuracy: {round(official, 4)}{note}{beside}")
     lines.append(f"Overall Accuracy: {round(m.overall.acc, 4)}{note}")
     lines.append(f"Abstention Accuracy: {round(m.abstention.acc, 4)} ({m.abstention.n}){note}")
     return "\n".join(lines)
+
+
+def is_official_judge(names: set[str]) -> bool:
+    """Whether every judge name is the official judge (print_qa_metrics.py's assertion)."""
+    return bool(names) and {official_model_name(n) for n in names} == {OFFICIAL_JUDGE}
 
 
 def metrics_from_files(eval_results: str | Path, ref: str | Path) -> tuple[Metrics, set[str]]:
@@ -139,7 +163,8 @@ def eval_results_path(hyp_path: str | Path, judge_model: str) -> Path:
 
 
 def write_eval_results(rows: Iterable[Mapping[str, Any]], out: str | Path, judge_model: str) -> int:
-    """One line per judged question: question_id, hypothesis, autoeval_label {model, label}."""
+    """One line per judged question: question_id, hypothesis, autoeval_label {model, label}, as evaluate_qa.py
+    writes it (the judge's official model name: `openai/gpt-4o-2024-08-06` is written `gpt-4o-2024-08-06`)."""
     p = Path(out)
     p.parent.mkdir(parents=True, exist_ok=True)
     n = 0
@@ -148,7 +173,8 @@ def write_eval_results(rows: Iterable[Mapping[str, Any]], out: str | Path, judge
             if r.get("label") is None:
                 continue
             rec = {"question_id": r["question_id"], "hypothesis": r.get("hypothesis") or "",
-                   "autoeval_label": {"model": r.get("judge_model") or judge_model, "label": bool(r["label"])}}
+                   "autoeval_label": {"model": official_model_name(str(r.get("judge_model") or judge_model)),
+                                      "label": bool(r["label"])}}
             f.write(json.dumps(rec) + "\n")
             n += 1
     return n

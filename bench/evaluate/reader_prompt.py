@@ -8,7 +8,7 @@ official generation script; the instruction sentences are our paraphrase. Parts 
 from __future__ import annotations
 
 import json
-from typing import Literal, Sequence
+from typing import Literal, Sequence, cast
 
 from bench.data.schema import ViewSession
 
@@ -89,3 +89,18 @@ def render_reader_prompt(
             sessions, question, question_date_str, method=method, history_format=history_format
         )
     )
+
+
+def reader_text_sha256(method: str = "con", history_format: str = "json") -> str:
+    """Hash of the reader prompt's own text (instruction, layout, question block) for one method and format,
+    rendered over a fixed two-turn session: any change of wording or layout changes it (run and ingestion keys)."""
+    import hashlib
+    from datetime import datetime
+
+    from bench.data.schema import ViewTurn
+
+    probe = ViewSession("s-probe", datetime(2023, 5, 30, 23, 40), "2023/05/30 (Tue) 23:40",
+                        (ViewTurn("user", "U"), ViewTurn("assistant", "A")))
+    text = render_reader_prompt([probe], "Q?", "2023/06/01 (Thu) 09:00", method=cast(Method, method),
+                                history_format=cast(HistoryFormat, history_format))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

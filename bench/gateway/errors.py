@@ -1,14 +1,34 @@
-"""Gateway errors and the classification of provider exceptions into retryable or not."""
+"""Gateway errors and the classification of provider exceptions into retryable or not.
+
+Waiting fixes rate limits, server errors, timeouts, dropped connections and malformed responses; it never
+fixes a missing or wrong key (auth), an exhausted quota, a bad request, a prompt past the context window or
+an unknown model, so those fail at once. litellm reports some of them under a retryable class (a missing
+OpenAI key is an InternalServerError, a missing Gemini key an APIConnectionError), so the message is read too.
+"""
 
 from __future__ import annotations
 
 import email.utils
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
 
 # kinds that waiting and retrying can fix
 RETRYABLE_KINDS = frozenset({"rate_limit", "server", "timeout", "connection", "malformed"})
+# kinds after which every later call to the same model fails the same way: a run stops at the first one
+RUN_FATAL_KINDS = frozenset({"auth", "quota", "not_found"})
+
+# lower-cased message patterns that name a non-retryable cause whatever class litellm raised
+_MESSAGE_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("context_window", re.compile(r"context_length_exceeded|maximum context length|context window|prompt is too long"
+                                  r"|input is too long|too many input tokens")),
+    ("quota", re.compile(r"insufficient_quota|exceeded your current quota|credit balance is too low")),
+    ("auth", re.compile(r"missing credentials|missing [\w-]+ ?api key|(missing|no|invalid|incorrect) api[ _]key"
+                        r"|api key not (valid|found|set)|invalid_api_key|api_key client option must be set"
+                        r"|invalid x-api-key|unauthori[sz]ed")),
+    ("not_found", re.compile(r"model_not_found|does not exist|model not found|no such model|unknown model")),
+)
 
 
 class GatewayError(Exception):
@@ -93,6 +113,10 @@ def classify(exc: BaseException) -> ErrorInfo:
         return info("content_policy")
     if names & {"AuthenticationError", "PermissionDeniedError"} or status in (401, 403):
         return info("auth")
+    low = msg.lower()
+    for kind, pattern in _MESSAGE_KINDS:
+        if pattern.search(low):
+            return info(kind)
     if "RateLimitError" in names or status == 429:
         return info("rate_limit")
     if names & {"Timeout", "APITimeoutError", "TimeoutError", "ReadTimeout", "ConnectTimeout"} or status == 408:
@@ -111,6 +135,16 @@ def classify(exc: BaseException) -> ErrorInfo:
     if "APIError" in names and status is not None and status >= 500:
         return info("server")
     return ErrorInfo("unknown", f"{type(exc).__name__}: {msg}", status, ra)
+
+
+def parse_error_text(text: str) -> tuple[str, str, str]:
+    """(phase, kind, message) of a stored question error such as `answer: auth: ...` (the phase, then the
+    GatewayError's `kind: message`); kind is "unknown" for text of another shape."""
+    phase, _, rest = text.partition(": ")
+    kind, sep, message = rest.partition(": ")
+    if not sep or not kind.replace("_", "").isalpha() or kind != kind.lower():
+        return phase, "unknown", rest
+    return phase, kind, message
 
 
 def redact(text: str, secrets: list[str]) -> str:

@@ -1,18 +1,22 @@
-"""One Hydra job: validate the config, run (or dry-run) every configured strategy, write the store, summarise."""
+"""One Hydra job: validate the config, preflight it, run (or dry-run) every configured strategy, write the
+store, summarise. No data is loaded and no result written before the preflight passes (a failed one leaves
+only its lines in the run log); Ctrl-C ends the job with one line saying what finished and how to resume."""
 
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any
 
-from bench.config import RootCfg, validate
-from bench.runner.budget import Budget
-from bench.runner.experiment import RunOutcome, load_data, make_gateway, run_strategy
-from bench.runner.progress import Progress
-from bench.runner.runlog import log_config
-from bench.store.contract import ResultSink
+from bench.config import RootCfg, to_plain, validate
+
+if TYPE_CHECKING:  # the runner and the store import pandas and DuckDB: loaded once the preflight has passed
+    from bench.runner.experiment import RunOutcome
+    from bench.store.contract import QuestionResult, ResultSink, RunManifest
+
+
+class Interrupted(Exception):
+    """The job was interrupted (Ctrl-C); the message says what finished and how to resume."""
 
 
 def _is_multirun() -> tuple[bool, Path | None, str]:
@@ -28,27 +32,94 @@ def _is_multirun() -> tuple[bool, Path | None, str]:
 
 
 def run_job(cfg: Any) -> list[RunOutcome]:
-    from omegaconf import OmegaConf
-
-    raw: dict[str, Any] = dict(cfg) if isinstance(cfg, dict) else cast(dict[str, Any], OmegaConf.to_container(cfg, resolve=True))
+    """Run one composed config. Raises UserError (one line per problem) for a bad config or a failed
+    preflight, Interrupted on Ctrl-C (finished questions are stored)."""
+    raw: dict[str, Any] = to_plain(cfg)
     raw.pop("hydra", None)
     root = validate(raw)
+    if root.run.preflight:
+        from bench.runner.preflight import PreflightError, preflight
+
+        try:
+            preflight(root, dry_run=root.dry_run)
+        except PreflightError as exc:
+            from bench.runner.runlog import log
+
+            for finding in exc.findings:  # the run log says why nothing ran
+                log.error("preflight: %s", finding.message)
+            raise
+    from bench.runner.runlog import log_config
+
     log_config(raw)
     if root.dry_run:
         from bench.runner.dryrun import dry_run
 
         dry_run(root, raw)
         return []
-    from bench.runner.local_servers import check_local_servers
-
-    for warning in check_local_servers(root):  # self-hosted servers: what they serve, and whether calls fit
-        print(f"ombench: warning: {warning}", file=sys.stderr)
     multirun, job_dir, overrides = _is_multirun()
     if multirun:
         # jobs of one sweep share the experiment name: their overrides tell them apart in tables and plots
         swept = ",".join(o for o in overrides.split(",") if o and not o.startswith("experiment="))
         root.experiment_name = f"{root.experiment_name}[{swept}]" if swept else root.experiment_name
-    return asyncio.run(_run(root, raw, multirun, job_dir))
+    tally = _Tally()
+    try:
+        return asyncio.run(_run(root, raw, multirun, job_dir, tally))
+    except KeyboardInterrupt:
+        raise Interrupted(tally.interrupted_line(root.output.db)) from None
+
+
+class _Tally:
+    """What this job has stored so far, per strategy: for the line a Ctrl-C prints."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, dict[str, Any]] = {}  # run_key -> {strategy, planned, done before, written}
+        self.errors: list[str] = []  # the stored error of every question that failed in this job
+
+    def wrap(self, sink: ResultSink) -> ResultSink:
+        return _TallySink(sink, self)
+
+    def interrupted_line(self, db: str) -> str:
+        if not self.runs:
+            return "interrupted before any question was answered; nothing was stored"
+        parts = [f"{r['strategy']} {r['before'] + r['written']}/{r['planned']} (+{r['written']} now)"
+                 for r in self.runs.values()]
+        return (f"interrupted: questions done per strategy: {', '.join(parts)}; every finished question is stored in "
+                f"{db}: re-run the same command to resume")
+
+
+class _TallySink:
+    """A ResultSink that counts what it stores, passing everything through."""
+
+    def __init__(self, inner: ResultSink, tally: _Tally) -> None:
+        self.inner, self.tally = inner, tally
+
+    def upsert_run(self, run: RunManifest) -> None:
+        self.inner.upsert_run(run)
+        self.tally.runs.setdefault(run.run_key, {"strategy": run.strategy, "planned": run.n_questions_planned or 0,
+                                                 "before": 0, "written": 0})
+
+    def done_ids(self, run_key: str) -> set[str]:
+        done = self.inner.done_ids(run_key)
+        if run_key in self.tally.runs:
+            self.tally.runs[run_key]["before"] = len(done - self.inner.errored_ids(run_key))
+        return done
+
+    def errored_ids(self, run_key: str) -> set[str]:
+        return self.inner.errored_ids(run_key)
+
+    def write_question(self, run_key: str, result: QuestionResult, *, replace: bool = False) -> bool:
+        wrote = self.inner.write_question(run_key, result, replace=replace)
+        if result.sample.error:
+            self.tally.errors.append(result.sample.error)
+        elif run_key in self.tally.runs:
+            self.tally.runs[run_key]["written"] += 1
+        return wrote
+
+    def finish_run(self, run_key: str, status: str = "finished") -> None:
+        self.inner.finish_run(run_key, status)
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 def open_sink(root: RootCfg, multirun: bool, job_dir: Path | None) -> ResultSink:
@@ -60,34 +131,47 @@ def open_sink(root: RootCfg, multirun: bool, job_dir: Path | None) -> ResultSink
     return Store(root.output.db)
 
 
-async def _run(root: RootCfg, raw: dict[str, Any], multirun: bool, job_dir: Path | None) -> list[RunOutcome]:
+async def _run(root: RootCfg, raw: dict[str, Any], multirun: bool, job_dir: Path | None,
+               tally: _Tally | None = None) -> list[RunOutcome]:
+    from bench.runner.budget import Budget
+    from bench.runner.experiment import load_data, make_gateway, run_strategy
+    from bench.runner.progress import Progress
+
     ds = load_data(root)
     gateway = make_gateway(root)
     sink = open_sink(root, multirun, job_dir)
+    if tally is not None:
+        sink = tally.wrap(sink)
     outcomes: list[RunOutcome] = []
     budget = Budget(root.run.max_usd)  # run.max_usd caps the whole job, every strategy together
     try:
         with Progress(root.run.progress, profile=_headline_profile(root)) as progress:
             for strategy in root.run_strategies:
-                outcomes.append(await run_strategy(root, ds, strategy, sink, gateway, raw, progress, budget=budget))
+                outcome = await run_strategy(root, ds, strategy, sink, gateway, raw, progress, budget=budget)
+                outcomes.append(outcome)
+                if outcome.stopped:  # the next strategies would call the same models
+                    break
     finally:
         await gateway.aclose()
         sink.close()
-    for o in outcomes:
-        for e in o.errors[:5]:
-            print(f"[{o.strategy}] failed {e}", file=sys.stderr)
+    from bench.runner.digest import print_digest
+
     if not multirun:
         from bench.runner.summary import print_summary
 
         print_summary(root.output.db, [o.run_key for o in outcomes], n_dataset=len(ds.instances), split=ds.split,
                       profile=root.output.report_profile)
-        if root.output.report:
-            from bench.report import write_report
+    print_digest(root, ds, outcomes, tally.errors if tally is not None else [])
+    if not multirun and root.output.report:
+        from bench.report import write_report
 
-            write_report(root.output.db, root.output.report_dir, profile=root.output.report_profile)
+        write_report(root.output.db, root.output.report_dir, profile=root.output.report_profile)
     return outcomes
 
 
 def _headline_profile(root: RootCfg) -> str:
     want = root.output.report_profile
     return want if want in root.cachesim.profiles else (root.cachesim.profiles[0] if root.cachesim.profiles else "")
+
+
+__all__ = ["Interrupted", "run_job", "open_sink"]

@@ -4,11 +4,12 @@ print the expected calls, tokens and dollars per role before any money is spent.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections import defaultdict
 from dataclasses import replace
 from typing import Any
 
-from bench.config import RootCfg
+from bench.config import JudgeCfg, RootCfg
 from bench.roles import Role
 from bench.runner.experiment import load_data, make_gateway, run_strategy
 from bench.runner.progress import Progress
@@ -77,6 +78,24 @@ def estimate(root: RootCfg, calls: list[CallRow], scale: float) -> list[dict[str
     return rows
 
 
+def _dry_judge(root: RootCfg) -> JudgeCfg:
+    """The judge settings of the dry run: the configured ones, or the builtin wording (one note) when the
+    official file cannot be had without the network; the offline judge's labels mean nothing either way,
+    and the prompt sizes differ by a few tokens."""
+    from bench.errors import ConfigError
+    from bench.evaluate.judge_templates import resolve_templates
+
+    if root.judge.source != "official":
+        return root.judge
+    try:
+        resolve_templates(root.judge.source, root.judge.official_repo, ask_reason=root.judge.ask_reason,
+                          download=False)
+        return root.judge
+    except ConfigError as exc:
+        print(f"ombench: note: the dry run judges with the builtin templates ({str(exc).split(';')[0]})", file=sys.stderr)
+        return replace(root.judge, source="builtin", official_repo=None)
+
+
 def dry_run(root: RootCfg, raw: dict[str, Any]) -> list[dict[str, Any]]:
     ds_full = load_data(root)
     n_total = len(ds_full.instances)
@@ -84,7 +103,8 @@ def dry_run(root: RootCfg, raw: dict[str, Any]) -> list[dict[str, Any]]:
     if root.dry_run_sample and root.dry_run_sample < n_total:
         ds = ds_full.subset(sample=root.dry_run_sample, seed=root.dataset.seed)
     scale = n_total / max(1, len(ds.instances))
-    offline_root = replace(root, output=replace(root.output, response_cache_policy="off"), run=replace(root.run, checkpoints=False))
+    offline_root = replace(root, output=replace(root.output, response_cache_policy="off"), run=replace(root.run, checkpoints=False),
+                           judge=_dry_judge(root))
     store = _MemorySink()
 
     async def go() -> None:

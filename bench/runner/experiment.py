@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 from bench.config import RootCfg
 from bench.data.dataset import Dataset
 from bench.data.schema import Instance
+from bench.gateway.errors import RUN_FATAL_KINDS, parse_error_text
 from bench.ingest import cache_pricing, cache_simulators, configured_strategy
 from bench.roles import Role
 from bench.runner.budget import Budget
@@ -37,16 +39,31 @@ class RunOutcome:
     failed: int
     errors: list[str] = field(default_factory=list)
     not_started: int = 0  # questions left out because run.max_usd was reached
+    stopped: str | None = None  # why the run stopped before its last question (a run-fatal error), if it did
 
 
 def load_data(cfg: RootCfg) -> Dataset:
+    """The configured dataset and subset; prints one warning when the subset loses question types and one
+    note when the file's dates are not in the official format."""
     from bench.data.loader import load_dataset
 
     ds = load_dataset(cfg.dataset.name, cfg.dataset.data_dir)
     d = cfg.dataset
-    if d.limit or d.per_type or d.ids or d.sample:
-        ds = ds.subset(first_n=d.limit or None, per_type=d.per_type, ids=d.ids, sample=d.sample, seed=d.seed)
+    for note in ds.format_notes:
+        print(f"ombench: note: {note}", file=sys.stderr)
+    if d.limit or d.per_type or d.ids or d.sample or d.stratified:
+        full = ds
+        ds = ds.subset(first_n=d.limit or None, per_type=d.per_type, ids=d.ids, sample=d.sample, seed=d.seed,
+                       stratified=d.stratified)
+        warning = ds.coverage_warning(full, knobs=_subset_knobs(d))
+        if warning:
+            print(f"ombench: warning: {warning}", file=sys.stderr)
     return ds
+
+
+def _subset_knobs(d: Any) -> str:
+    names = ("limit", "stratified", "per_type", "ids", "sample")
+    return " ".join(f"dataset.{n}={getattr(d, n) if n != 'ids' else len(d.ids)}" for n in names if getattr(d, n))
 
 
 def make_gateway(cfg: RootCfg, *, offline_roles: bool = False) -> Gateway:
@@ -123,7 +140,8 @@ async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSin
     done -= retry
     todo = [i for i in ds.instances if i.question_id not in done]
     judge = Judge(gateway.model(Role.JUDGE), source=cfg.judge.source, official_repo=cfg.judge.official_repo,
-                  repeats=cfg.judge.repeats, model_name=cfg.model.judge.model)
+                  repeats=cfg.judge.repeats, model_name=cfg.model.judge.model, parse=cfg.judge.parse,
+                  ask_reason=cfg.judge.ask_reason)
     env = QuestionEnv(
         cfg=cfg, strategy=spec, gateway=gateway, counter=default_counter(), judge=judge,
         checkpoints=CheckpointStore(cfg.output.checkpoint_dir,
@@ -132,8 +150,10 @@ async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSin
         make_sims=cache_simulators(cfg.cachesim.profiles, cfg.cachesim.params),
         pricing=cache_pricing(cfg.cachesim.profiles, cfg.cachesim.params),
         judge_model_name=cfg.model.judge.model,
+        # the second judge reads the same template text with the same parse rule: only the model differs
         second_judge=Judge(gateway.model(SECOND_JUDGE), source=cfg.judge.source, official_repo=cfg.judge.official_repo,
-                           model_name=cfg.judge.second_model, role=SECOND_JUDGE) if cfg.judge.second_model else None,
+                           model_name=cfg.judge.second_model, role=SECOND_JUDGE, parse=cfg.judge.parse,
+                           template_set=judge.template_set) if cfg.judge.second_model else None,
     )
     budget = budget or Budget(cfg.run.max_usd)
     out = RunOutcome(key, strategy, len(ds.instances), 0, len(ds.instances) - len(todo), 0)
@@ -141,6 +161,13 @@ async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSin
     queue: asyncio.Queue[Instance] = asyncio.Queue()
     for inst in todo:
         queue.put_nowait(inst)
+
+    def stop_if_fatal(kind: str | None, text: str) -> None:
+        # a missing key, an exhausted quota or an unknown model fails every later question the same way
+        if kind in RUN_FATAL_KINDS and out.stopped is None:
+            out.stopped = text
+            while not queue.empty():
+                queue.get_nowait()
 
     async def worker() -> None:
         # a fixed pool of workers pulls questions: bounded concurrency, no coroutine per question
@@ -161,6 +188,7 @@ async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSin
                 out.failed += 1
                 out.errors.append(f"{inst.question_id}: {type(exc).__name__}: {exc}")
                 progress.advance(strategy, failed=True)
+                stop_if_fatal(getattr(exc, "kind", None), f"ingest: {exc}")
                 continue
             finally:
                 budget.release(res)
@@ -168,10 +196,12 @@ async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSin
             sink.write_question(key, res, replace=inst.question_id in retry)
             out.computed += 1
             progress.advance(strategy, result=res)
+            if res.sample.error:
+                stop_if_fatal(parse_error_text(res.sample.error)[1], res.sample.error)
 
     await asyncio.gather(*(worker() for _ in range(min(cfg.run.concurrency, max(1, len(todo))))))
     out.not_started = queue.qsize()
-    sink.finish_run(key, status="stopped" if out.not_started else "finished")
+    sink.finish_run(key, status="stopped" if out.not_started or out.stopped else "finished")
     progress.end_run(strategy)
     if out.not_started and not budget.announced:
         budget.announced = True

@@ -57,9 +57,27 @@ def ingest_spec(cfg: RootCfg, strategy: str, dataset_sha: str, endpoints: Endpoi
                      "actor": cache_token_settings(cfg.cachesim.profiles, cfg.cachesim.params, settings.actor_model)},
     }
     if spec.cls.renders_reader_prompt:
-        # the official reader prompt is cut to the Actor's window minus the answer budget: both shape the prompts
-        out["reader"] = {"window": settings.max_input_tokens, "output_budget": settings.output_budget}
+        from bench.evaluate.reader_prompt import reader_text_sha256
+
+        # the official reader prompt is cut to the Actor's window minus the answer budget: both shape the
+        # prompts, and so does the prompt's own wording (its hash)
+        out["reader"] = {"window": settings.max_input_tokens, "output_budget": settings.output_budget,
+                         "text_sha256": reader_text_sha256(getattr(spec.params, "method", settings.method),
+                                                           getattr(spec.params, "history_format", settings.history_format))}
     return out
+
+
+def judge_spec(cfg: RootCfg, endpoints: Endpoints | None = None) -> dict[str, Any]:
+    """What decides a label besides the answer: the judge's model and params (and the served model behind a
+    local endpoint), the exact template text (builtin or the official file's, as a hash), the parse rule and
+    the number of repeats. Reads the official file (a checkout, or the cached pinned download) when
+    judge.source=official; raises ConfigError without it."""
+    from bench.evaluate.judge_templates import resolve_templates
+
+    j = cfg.judge
+    templates = resolve_templates(j.source, j.official_repo, ask_reason=j.ask_reason)
+    return {**_role(cfg, Role.JUDGE, endpoints), "source": j.source, "templates_sha256": templates.sha256,
+            "parse": j.parse, "repeats": j.repeats}
 
 
 def run_spec(cfg: RootCfg, strategy: str, dataset_sha: str, subset_ids: list[str] | None,
@@ -68,7 +86,7 @@ def run_spec(cfg: RootCfg, strategy: str, dataset_sha: str, subset_ids: list[str
         "ingest": ingest_spec(cfg, strategy, dataset_sha, endpoints),
         "dataset": {"name": cfg.dataset.name, "subset": subset_ids},
         "actor": _role(cfg, Role.ACTOR, endpoints),
-        "judge": {**_role(cfg, Role.JUDGE, endpoints), "source": cfg.judge.source, "repeats": cfg.judge.repeats},
+        "judge": judge_spec(cfg, endpoints),
         "answer": {"method": cfg.answer.method, "history_format": cfg.answer.history_format,
                    "max_tokens": cfg.answer.max_tokens, "temperature": cfg.answer.temperature},
         "epoch": cfg.run.epoch,

@@ -51,8 +51,13 @@ def build_manifest(cfg: RootCfg, ds: Dataset, strategy: str, key: str, raw_cfg: 
     """The `runs` row of one strategy over one dataset under one job config."""
     from bench.gateway.usage import price_map_version
 
+    from bench.evaluate.judge import judge_protocol
+    from bench.evaluate.judge_templates import resolve_templates
+
     commit, dirty = git_state()
     prices = price_map_version()
+    j = cfg.judge
+    judge = judge_protocol(resolve_templates(j.source, j.official_repo, ask_reason=j.ask_reason), j.parse)
     return RunManifest(
         run_key=key, name=cfg.experiment_name, strategy=strategy, config=scrub(raw_cfg),
         git_commit=commit, git_dirty=dirty, package_versions=package_versions(),
@@ -60,5 +65,6 @@ def build_manifest(cfg: RootCfg, ds: Dataset, strategy: str, key: str, raw_cfg: 
         n_questions_planned=len(ds.instances), tokenizer=TOKENIZER, price_map_version=price_map_label(prices),
         actor_model=cfg.model.actor.model, judge_model=cfg.model.judge.model,
         extra={"spec": scrub(run_spec(cfg, strategy, ds.sha256, ds.subset_ids)), "dataset_official": ds.official,
-               "dataset_path": str(ds.path) if ds.path else None, "subset_ids": ds.subset_ids, "price_map": prices},
+               "dataset_path": str(ds.path) if ds.path else None, "subset_ids": ds.subset_ids, "price_map": prices,
+               "judge": judge},
     )

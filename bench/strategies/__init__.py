@@ -5,7 +5,7 @@ and at question time, and can save/restore its memory state. Its class declares 
 (`StrategyBase`: params dataclass, model roles, ingestion-key params); `resolve_strategy` reads those
 declarations for a configured strategy, and `StrategySpec.build` makes an instance for one question.
 
-Adding a strategy: its module here (a `StrategyBase` subclass), its `configs/strategy/<name>.yaml`, and one line
+Adding a strategy: its module here (a `StrategyBase` subclass), its `bench/conf/strategy/<name>.yaml`, and one line
 in `STRATEGIES`.
 """
 
@@ -69,6 +69,10 @@ class StrategySpec:
     def key_params(self) -> dict[str, Any]:
         """The resolved params that key the ingestion checkpoint (see `StrategyBase.key_params`)."""
         return self.cls.key_params(self.params, self.settings)
+
+    def call_inputs(self) -> dict[Role, int]:
+        """Tokens one call to each role carries at least (see `StrategyBase.call_inputs`)."""
+        return self.cls.call_inputs(self.params, self.settings)
 
     def build(self, ctx: StrategyContext) -> Strategy:
         """A fresh instance for one question."""

@@ -150,6 +150,13 @@ class StrategyBase(abc.ABC):
         return []
 
     @classmethod
+    def call_inputs(cls, p: Any, settings: ReplaySettings) -> dict[Role, int]:
+        """Prompt tokens (at least) that one call to each of its roles carries under these params: the thresholds
+        a model's context window must hold. The preflight compares them with the configured models' windows
+        before any question. Default: none declared."""
+        return {}
+
+    @classmethod
     def key_params(cls, p: Any, settings: ReplaySettings) -> dict[str, Any]:
         """What of the params changes the replay (memory, prompts, turn series), as resolved values: a value
         spelled out equal to its default gives the same dict. Default: every field of the params dataclass;

@@ -191,6 +191,13 @@ class OMStrategy(StrategyBase):
         return memory_view(state)
 
     @classmethod
+    def call_inputs(cls, p: OMParams, settings: ReplaySettings) -> dict[Role, int]:
+        # the Observer reads at least `message_tokens` of raw messages, the Reflector at least
+        # `observation_tokens` of observations, and the Actor may hold both (observations + unobserved tail)
+        return {Role.OBSERVER: p.message_tokens, Role.REFLECTOR: p.observation_tokens,
+                Role.ACTOR: p.message_tokens + p.observation_tokens}
+
+    @classmethod
     def key_params(cls, p: OMParams, settings: ReplaySettings) -> dict[str, Any]:
         """The engine's resolved config (every OMConfig knob, defaults filled in), not the params as spelled.
 

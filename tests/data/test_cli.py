@@ -15,7 +15,7 @@ from bench.data.loader import load_dataset
 from bench.data.stats import haystack_tokens
 from bench.data.synthetic import write_synthetic
 
-KEYS = {"name", "n", "sha256", "official", "split", "type_counts", "abstention", "haystack_tokens", "path", "note"}
+KEYS = {"name", "n", "sha256", "official", "split", "type_counts", "abstention", "haystack_tokens", "path", "date_format", "note"}
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -104,3 +104,23 @@ def test_installed_script_runs(small_file: Path) -> None:
     proc = subprocess.run([str(script), "data", "check", str(small_file)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["n"] == 10
+
+
+def test_check_shows_a_non_official_date_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    raw = json.loads(write_synthetic(tmp_path / "s.json", n_per_type=1, haystack_tokens=700, seed=9).read_text())
+    for q in raw:  # rewrite every stamp as ISO-8601, as several public forks do
+        q["question_date"] = _iso(q["question_date"])
+        q["haystack_dates"] = [_iso(d) for d in q["haystack_dates"]]
+    path = tmp_path / "iso.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    rc, out, err = run_cli(["data", "check", str(path), "--no-tokens"], capsys)
+    summary = json.loads(out)
+    assert rc == 0 and summary["date_format"] == "non-official (ISO-8601)"
+    assert "non-official date format" in summary["note"]
+    assert err.count("\n") == 1 and err.startswith("note: non-official date format: ")
+
+
+def _iso(stamp: str) -> str:
+    from bench.data.dates import parse_lme_date
+
+    return parse_lme_date(stamp).isoformat()

@@ -85,13 +85,33 @@ def test_mismatched_parallel_lists(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "stamp",
-    ["2023-05-20 10:00", "2023/05/20 (Mon) 10:00", "2023/02/30 (Thu) 10:00", "2023/05/20 (Sat) 25:00", "2023/05/20 10:00"],
+    ["2023-02-30 10:00", "2023/05/20 (Mon) 10:00", "2023/02/30 (Thu) 10:00", "2023/05/20 (Sat) 25:00", "2023/05/20 10:00"],
 )
 def test_bad_session_dates(tmp_path: Path, stamp: str) -> None:
     q = raw_question("q_dates")
     q["haystack_dates"][1] = stamp
     msg = error_of(tmp_path, [q])
     assert "q_dates" in msg and "haystack_dates[1]" in msg
+
+
+@pytest.mark.parametrize("stamp", ["2023-05-21 11:30", "2023-05-21T11:30:00", "2023-05-21T11:30:00Z",
+                                   "2023-05-21T11:30+02:00"])
+def test_iso_dates_are_accepted_as_non_official(tmp_path: Path, stamp: str) -> None:
+    q = raw_question("q_iso")
+    q["haystack_dates"][1] = stamp
+    q["question_date"] = "2023-05-30T23:40:00"
+    ds = load_dataset(str(write(tmp_path, [q])))
+    inst = ds.instances[0]
+    # shown to the models as the official files write dates; the wall-clock time is kept as written
+    assert inst.sessions[1].date_str == "2023/05/21 (Sun) 11:30"
+    assert inst.question_date_str == "2023/05/30 (Tue) 23:40" and inst.question_date.hour == 23
+    assert len(ds.format_notes) == 1 and ds.format_notes[0].startswith("non-official date format: 2 dates are ISO-8601")
+    assert "non-official date format" in ds.note and not ds.official
+
+
+def test_official_dates_carry_no_format_note(tmp_path: Path) -> None:
+    ds = load_dataset(str(write(tmp_path, [raw_question("q_ok")])))
+    assert ds.format_notes == () and "non-official" not in ds.note
 
 
 @pytest.mark.parametrize(

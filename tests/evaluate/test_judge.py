@@ -2,9 +2,10 @@
 import pytest
 
 from bench.errors import ConfigError, DataError
-from bench.evaluate.judge import Judge, judge_short_name, parse_official, parse_strict
-from bench.evaluate.judge_templates import builtin_templates, extract_official_templates, template_name
+from bench.evaluate.judge import Judge, judge_short_name, official_model_name, parse_mastra, parse_official, parse_strict
+from bench.evaluate.judge_templates import REASON_REQUEST, builtin_templates, extract_official_templates, template_name
 from om_core.llm import Completion
+from tests.helpers.official import FAKE
 
 
 class Scripted:
@@ -78,33 +79,6 @@ async def test_repeats_majority_and_agreement():
     assert [lbl for _, lbl in out.repeats] == [False, True, True]
 
 
-FAKE = '''
-import json
-
-def helper():
-    return "not a template {}"
-
-def get_anscheck_prompt(task, question, answer, response, abstention=False):
-    if not abstention:
-        if task in ['single-session-user', 'single-session-assistant', 'multi-session']:
-            template = "DEFAULT rules for the judge, plain. \\n\\nQuestion: {}\\n\\nCorrect Answer: {}\\n\\nModel Response: {}\\n\\nOK? yes or no."
-            prompt = template.format(question, answer, response)
-        elif task == 'temporal-reasoning':
-            template = "TEMPORAL rules with {{braces}} kept.\\n\\nQuestion: {}\\n\\nCorrect Answer: {}\\n\\nModel Response: {}\\n\\nOK? yes or no."
-            prompt = template.format(question, answer, response)
-        elif task == 'knowledge-update':
-            template = f"KU rules as an f-string.\\n\\nQuestion: {question}\\n\\nCorrect Answer: {answer}\\n\\nModel Response: {response}\\n\\nOK?"
-            prompt = template
-        elif task == 'single-session-preference':
-            template = "PREF rules for the judge.\\n\\nQuestion: {}\\n\\nRubric: {}\\n\\nModel Response: {}\\n\\nOK? yes or no."
-            prompt = template.format(question, answer, response)
-        else:
-            raise NotImplementedError
-    else:
-        template = "ABS rules for the judge here.\\n\\nQuestion: {}\\n\\nExplanation: {}\\n\\nModel Response: {}\\n\\nOK? yes or no."
-        prompt = template.format(question, answer, response)
-    return prompt
-'''
 
 
 def test_official_source_extraction(tmp_path):
@@ -125,8 +99,8 @@ def test_official_source_extraction(tmp_path):
 def test_official_source_errors(tmp_path):
     with pytest.raises(ConfigError, match="evaluate_qa.py not found"):
         Judge(Scripted("yes"), source="official", official_repo=tmp_path)
-    with pytest.raises(ConfigError, match="needs official_repo"):
-        Judge(Scripted("yes"), source="official")
+    with pytest.raises(ConfigError, match="cannot download .*judge.official_repo=PATH"):
+        Judge(Scripted("yes"), source="official")  # no checkout, no cache, no network (tests/conftest.py)
     with pytest.raises(ConfigError, match="get_anscheck_prompt"):
         extract_official_templates("def other():\n    return 1\n")
     broken = FAKE.replace("elif task == 'knowledge-update':", "elif task == 'knowledge-updates':")
@@ -138,3 +112,35 @@ def test_judge_short_names():
     assert judge_short_name("gpt-4o-2024-08-06") == "gpt-4o"
     assert judge_short_name("openai/gpt-4o-mini-2024-07-18") == "gpt-4o-mini"
     assert judge_short_name("offline/judge") == "judge"
+
+
+@pytest.mark.parametrize(("reply", "official", "mastra"), [
+    ("yes", True, True), ("Yes.", True, True), ("YES. It matches", True, True), ("Yes, it matches", True, False),
+    ("yes: it does", True, False), ("no: because the response says yes to the wrong thing", True, False),
+    ("no", False, False),
+])
+def test_parse_rules(reply, official, mastra):
+    assert parse_official(reply) is official and parse_mastra(reply) is mastra
+
+
+async def test_mastra_parse_and_reason_request_are_options():
+    j = Judge(Scripted("Yes, the response is correct"), parse="mastra", ask_reason=True)
+    out = await j.judge("q1", "multi-session", "Q", "A", "H")
+    assert out.label is False  # Mastra's strict parse: not "yes" nor "yes."
+    texts = j.templates
+    for name in ("default", "temporal-reasoning", "single-session-preference", "abstention"):
+        assert texts[name].endswith(REASON_REQUEST), name
+    assert not texts["knowledge-update"].endswith(REASON_REQUEST)  # Mastra left this one alone
+    plain = Judge(Scripted("Yes, the response is correct"))
+    assert (await plain.judge("q1", "multi-session", "Q", "A", "H")).label is True
+    assert plain.template_set.sha256 != j.template_set.sha256
+    assert plain.protocol()["parse"] == "official: 'yes' anywhere in the reply"
+    assert j.protocol()["parse"].startswith("mastra") and "reason after a no" in j.protocol()["templates"]
+    with pytest.raises(ConfigError, match="judge.parse='loose'"):
+        Judge(Scripted("yes"), parse="loose")
+
+
+def test_official_model_name():
+    assert official_model_name("openai/gpt-4o-2024-08-06") == "gpt-4o-2024-08-06"
+    assert official_model_name("gpt-4o-2024-08-06") == "gpt-4o-2024-08-06"
+    assert official_model_name("azure/gpt-4o") == "azure/gpt-4o" and official_model_name("offline/judge") == "offline/judge"

@@ -73,7 +73,12 @@ def test_partial_file_says_so(oracle, tmp_path, capsys):
     assert n_abs == 10
     assert f"Abstention Accuracy: {round(abst, 4)} (10) (n=40 of 500)" in out
     assert f"Overall Accuracy: {round(micro, 4)} (n=40 of 500)" in out
-    assert f"Task-averaged Accuracy: {round(macro, 4)} (n=40 of 500)" in out
+    # types are missing: the official task average is nan (as print_qa_metrics.py prints it), with the
+    # project's macro over the types present beside it
+    present = len({t for _, t in sub})
+    assert present < 6
+    assert (f"Task-averaged Accuracy: nan (n=40 of 500)   [om-bench macro over the {present} types present: "
+            f"{round(macro, 4)}]") in out
 
 
 def test_import_then_export_roundtrip(oracle, tmp_path, capsys):

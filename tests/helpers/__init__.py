@@ -7,6 +7,8 @@ test by tests/conftest.py):
 - `runner`: the real Hydra config composed for a temporary results folder; `ombench` in a subprocess.
 - `results_db`: a small but complete results database (for the report and the notebook).
 - `words`: a one-token-per-word tokenizer and prompt builders for hand-computed cache expectations.
+- `official`: a stand-in for LongMemEval's evaluate_qa.py (same structure, our placeholder wording) and a
+  checkout holding it, for `judge.source=official`.
 - `postgres`: a throwaway local PostgreSQL server; `store_writer`: the writer process the SIGKILL test kills.
 
 om_core's own test doubles (scripted Observer and Reflector) are public API: `om_core.testing`.

@@ -23,8 +23,8 @@ from tests.helpers.runner import compose_cfg
 
 
 def test_runs_record_provenance_and_summary_tells_datasets_apart(tmp_path) -> None:
-    run_job(compose_cfg(tmp_path, "dataset.limit=2", "run_strategies=[om]"))
-    run_job(compose_cfg(tmp_path, "dataset.name='synthetic:1'", "dataset.limit=2", "run_strategies=[om]"))
+    run_job(compose_cfg(tmp_path, "experiment=quick", "dataset.limit=2", "run_strategies=[om]"))
+    run_job(compose_cfg(tmp_path, "experiment=quick", "dataset.name='synthetic:1'", "dataset.limit=2", "run_strategies=[om]"))
     db = tmp_path / "bench.duckdb"
     with Results(db) as res:
         runs = [res.run(k) for k in res.run_keys()]

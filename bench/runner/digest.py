@@ -1,0 +1,92 @@
+"""What a run owes its reader after the summary table: why questions failed (the first error of each kind,
+with its count), why the run stopped early, which judge text and parse rule produced the labels, and what a
+subset's macro average covers. Printed by `ombench run` at the end of a job."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from typing import TYPE_CHECKING, Iterable, TextIO
+
+from bench.gateway.errors import parse_error_text
+
+if TYPE_CHECKING:
+    from bench.config import RootCfg
+    from bench.data.dataset import Dataset
+    from bench.runner.experiment import RunOutcome
+
+ALL_TYPES = 6  # LongMemEval's question types
+_MAX_MESSAGE = 240
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 1] + "…"
+
+
+def _unhandled(entry: str) -> tuple[str, str, str]:
+    """(phase, kind, message) of an outcome error `qid: ExceptionType: text` (a question that raised)."""
+    _, _, rest = entry.partition(": ")
+    exc_type, _, text = rest.partition(": ")
+    if exc_type == "GatewayError":
+        kind, _, message = text.partition(": ")
+        return "ingest", kind, message
+    return "run", exc_type or "error", text
+
+
+def error_lines(stored: Iterable[str], unhandled: Iterable[str] = ()) -> list[str]:
+    """One line per (kind, phase) of failure: its count and its first message, most frequent first."""
+    parsed = [parse_error_text(e) for e in stored] + [_unhandled(e) for e in unhandled]
+    if not parsed:
+        return []
+    counts = Counter((kind, phase) for phase, kind, _ in parsed)
+    first: dict[tuple[str, str], str] = {}
+    for phase, kind, message in parsed:
+        first.setdefault((kind, phase), message)
+    lines = [f"errors: {len(parsed)} questions failed in this run (stored with their error where answered; "
+             "the same command retries them):"]
+    for (kind, phase), n in counts.most_common():
+        lines.append(f"  {kind} ({phase}) x{n}: {_short(first[(kind, phase)])}")
+    return lines
+
+
+def judge_line(cfg: RootCfg) -> str:
+    """Which model, template text and parse rule produced the labels."""
+    from bench.evaluate.judge import PARSE_RULES, official_model_name
+    from bench.evaluate.judge_templates import resolve_templates
+    from bench.errors import ConfigError
+
+    j = cfg.judge
+    try:
+        templates = resolve_templates(j.source, j.official_repo, ask_reason=j.ask_reason, download=False).describe()
+    except ConfigError:
+        templates = f"{j.source} templates (unavailable now)"
+    model = cfg.model.judge.model
+    name = official_model_name(model)
+    shown = model if name == model else f"{model} (exported as {name})"
+    return f"judge: {shown}; templates: {templates}; parse: {PARSE_RULES[j.parse][1]}"
+
+
+def digest_lines(cfg: RootCfg, ds: Dataset, outcomes: list[RunOutcome], stored_errors: list[str]) -> list[str]:
+    lines = error_lines(stored_errors, [e for o in outcomes for e in o.errors])
+    for o in outcomes:
+        if o.stopped:
+            left = o.planned - o.skipped - o.computed - o.failed
+            lines.append(f"[{o.strategy}] stopped early: {_short(o.stopped)}; every later call would fail the same "
+                         f"way, so {left} questions were not attempted: fix the cause and re-run the same command")
+    lines.append(judge_line(cfg))
+    types = len(ds.type_counts())
+    if types < ALL_TYPES:
+        lines.append(f"macro = mean over the {types} question types in this dataset or subset; the official "
+                     "task-averaged accuracy needs all 6 (print_qa_metrics.py would print nan)")
+    return lines
+
+
+def print_digest(cfg: RootCfg, ds: Dataset, outcomes: list[RunOutcome], stored_errors: list[str],
+                 out: TextIO | None = None) -> None:
+    """Print the digest (stdout unless `out`) and keep it in the run log."""
+    from bench.runner.runlog import log
+
+    text = "\n".join(digest_lines(cfg, ds, outcomes, stored_errors))
+    print(text, file=out or sys.stdout)
+    log.info("%s", text)

@@ -1,0 +1,297 @@
+"""Preflight: what can be known before the first question is sent, checked before any data is loaded or any
+result written, so a run that cannot succeed fails in seconds with one line per problem (exit 2).
+
+The checks are independent functions over one `PreflightContext` (the validated config and the model of
+every role the job will call), registered by name in `CHECKS`; a later check is one function and one
+`register_check` call. Each yields `Finding`s: an `error` stops the run, a `warning` is printed and the run
+goes on. `run.preflight=false` (`ombench run --skip-preflight`) skips them all, for gateways they
+misjudge.
+
+Built in:
+- `credentials`: every real provider's key is in the environment (litellm's `validate_environment`, or the
+  variable named in `gateway.api_key_env`); a role served from a local base URL (`gateway.api_base`) or by an
+  in-process provider (the offline engine) needs none. Skipped in a dry run (it calls no provider).
+- `context_windows`: `model.actor_max_input_tokens` and the tokens each strategy's calls carry at least
+  (`StrategyBase.call_inputs`: OM's thresholds, compaction's) fit the models' context windows (litellm's
+  model info); a window litellm does not know is a warning.
+- `prices`: every real model has a price in litellm's price map (else its cost is recorded as unknown).
+- `judge_templates`: `judge.source=official` finds the official script (a checkout, the cache, or the
+  pinned download).
+- `local_servers`: every role served from a base URL (`gateway.api_base`) is probed, and the calls the run will
+  make must fit its context window (bench.runner.local_servers; the two checks above leave those roles to it).
+  Skipped in a dry run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Literal, Mapping, TextIO
+
+from bench.config import RootCfg
+from bench.errors import ConfigError, UserError
+from bench.roles import Role
+
+Level = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    level: Level
+    message: str  # one line naming the thing and the fix
+
+
+class PreflightError(UserError):
+    """One or more preflight errors; its text is one line per error."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        super().__init__("\n".join(f.message for f in findings))
+        self.findings = findings
+
+
+@dataclass
+class PreflightContext:
+    """What the checks see: the config, whether this is a dry run, and the model of every role the job calls
+    (the actor and the judge, plus the roles its strategies declare) with the tokens each role's calls carry."""
+
+    cfg: RootCfg
+    dry_run: bool
+    roles: dict[Role, str]  # role -> litellm model string
+    inputs: list[tuple[str, Role, int]] = field(default_factory=list)  # (strategy, role, tokens per call at least)
+    env: Mapping[str, str] = field(default_factory=lambda: os.environ)  # where keys are looked for
+    _info: dict[str, dict[str, Any] | None] = field(default_factory=dict, repr=False)
+
+    def provider(self, model: str) -> str:
+        return model.split("/", 1)[0] if "/" in model else "openai"
+
+    def in_process(self, model: str) -> bool:
+        """Served by a registered in-process provider (the offline engine): no key, no window, no price."""
+        from bench.gateway.providers import provider_for
+
+        return provider_for(model) is not None
+
+    def api_base(self, role: Role) -> str | None:
+        gw = self.cfg.gateway
+        return gw.api_base.get(role.value) or gw.api_base.get(self.provider(self.roles[role]))
+
+    def key_env(self, role: Role) -> str | None:
+        gw = self.cfg.gateway
+        return gw.api_key_env.get(role.value) or gw.api_key_env.get(self.provider(self.roles[role]))
+
+    def real_roles(self) -> dict[Role, str]:
+        return {r: m for r, m in self.roles.items() if not self.in_process(m)}
+
+    def hosted_roles(self) -> dict[Role, str]:
+        """Real roles served by a provider's own API (not a self-hosted base URL, checked by `local_servers`)."""
+        return {r: m for r, m in self.real_roles().items() if not self.api_base(r)}
+
+    def model_info(self, model: str) -> dict[str, Any] | None:
+        """litellm's model info (context window, prices) or None when it does not know the model."""
+        if model not in self._info:
+            from bench.gateway.setup import ensure_litellm
+
+            try:
+                self._info[model] = dict(ensure_litellm().get_model_info(model))
+            except Exception:  # litellm raises for unmapped models
+                self._info[model] = None
+        return self._info[model]
+
+
+Check = Callable[[PreflightContext], Iterable[Finding]]
+
+
+def _roles_of(cfg: RootCfg) -> tuple[dict[Role, str], list[tuple[str, Role, int]]]:
+    from bench.ingest import configured_strategy, replay_settings
+
+    settings = replay_settings(cfg)
+    roles = {Role.ACTOR: cfg.model.actor.model, Role.JUDGE: cfg.model.judge.model}
+    inputs: list[tuple[str, Role, int]] = []
+    for key in cfg.run_strategies:
+        spec = configured_strategy(cfg, key, settings)
+        for role in sorted(spec.roles):
+            roles.setdefault(role, cfg.model.role(role).model)
+        inputs.extend((key, role, tokens) for role, tokens in spec.call_inputs().items())
+    return roles, inputs
+
+
+def build_context(cfg: RootCfg, *, dry_run: bool = False) -> PreflightContext:
+    from bench import offline
+
+    offline.register()  # the offline engine is an in-process provider: it needs no key
+    roles, inputs = _roles_of(cfg)
+    return PreflightContext(cfg, dry_run, roles, inputs)
+
+
+# ---- the checks -------------------------------------------------------------------------------------------
+
+
+def _alternatives(keys: list[str]) -> str:
+    # litellm lists either-or keys for some providers (gemini: GOOGLE_API_KEY, GEMINI_API_KEY) and required
+    # sets for others (azure: key, base and version)
+    if len(keys) > 1 and all(k.endswith(("_API_KEY", "_TOKEN")) for k in keys):
+        return " or ".join(reversed(keys))
+    return " and ".join(keys)
+
+
+def check_credentials(ctx: PreflightContext) -> Iterable[Finding]:
+    if ctx.dry_run:
+        return
+    from bench.gateway.setup import ensure_litellm
+
+    litellm = None
+    needs: dict[str, list[tuple[Role, str]]] = {}  # variable(s) to set -> roles (and models) needing it
+    for role, model in ctx.real_roles().items():
+        var = ctx.key_env(role)
+        if var is not None:
+            if not ctx.env.get(var):
+                needs.setdefault(var, []).append((role, model))
+            continue
+        if ctx.api_base(role):  # a local or self-hosted server: no key unless gateway.api_key_env names one
+            continue
+        litellm = litellm or ensure_litellm()
+        missing = _missing_keys(litellm, model)
+        if missing:
+            needs.setdefault(_alternatives(missing), []).append((role, model))
+    for var, users in needs.items():
+        (role, model), rest = users[0], users[1:]
+        also = "; also needed by " + ", ".join(f"{r} ({m})" for r, m in rest) if rest else ""
+        yield Finding("credentials", "error",
+                      f"{role} model {model} needs an API key: set {var} in the environment{also} "
+                      "(keys are read from the environment, never stored; --skip-preflight skips this check)")
+
+
+def _missing_keys(litellm: Any, model: str) -> list[str]:
+    """The variables litellm wants for `model` and does not find in the process environment."""
+    got = litellm.validate_environment(model=model)
+    if got.get("keys_in_environment"):
+        return []
+    return [str(k) for k in got.get("missing_keys") or []]
+
+
+def _window(ctx: PreflightContext, model: str) -> int | None:
+    info = ctx.model_info(model)
+    if not info:
+        return None
+    w = info.get("max_input_tokens") or info.get("max_tokens")
+    return int(w) if w else None
+
+
+def check_context_windows(ctx: PreflightContext) -> Iterable[Finding]:
+    real = ctx.hosted_roles()
+    unknown: list[str] = []
+    actor = real.get(Role.ACTOR)
+    if actor:
+        w = _window(ctx, actor)
+        cap = ctx.cfg.model.actor_max_input_tokens
+        if w is None:
+            unknown.append(f"actor {actor}")
+        elif cap > w:
+            yield Finding("context_windows", "error",
+                          f"model.actor_max_input_tokens={cap:,} exceeds the context window of actor {actor} "
+                          f"({w:,} tokens); set model.actor_max_input_tokens={w}")
+    for strategy, role, tokens in ctx.inputs:
+        model = real.get(role)
+        if model is None:
+            continue
+        w = _window(ctx, model)
+        if w is None:
+            if f"{role} {model}" not in unknown:
+                unknown.append(f"{role} {model}")
+        elif tokens > w:
+            yield Finding("context_windows", "error",
+                          f"strategies.{strategy}: a {role} call carries at least {tokens:,} tokens, more than the "
+                          f"context window of {model} ({w:,}); lower the strategy's thresholds or pick a larger model")
+    if unknown:
+        yield Finding("context_windows", "warning",
+                      f"litellm does not know the context window of {', '.join(unknown)}: not checked "
+                      "(a call past the window fails that question)")
+
+
+def check_prices(ctx: PreflightContext) -> Iterable[Finding]:
+    unpriced = [f"{r} {m}" for r, m in ctx.hosted_roles().items() if not _priced(ctx, m)]
+    if unpriced:
+        yield Finding("prices", "warning",
+                      f"no price in litellm's price map for {', '.join(unpriced)}: their cost is recorded as unknown "
+                      "($0 in totals)")
+
+
+def _priced(ctx: PreflightContext, model: str) -> bool:
+    info = ctx.model_info(model)
+    return bool(info) and any(isinstance(v, (int, float)) and v > 0 for k, v in (info or {}).items()
+                              if k.endswith("cost_per_token"))
+
+
+def check_judge_templates(ctx: PreflightContext) -> Iterable[Finding]:
+    j = ctx.cfg.judge
+    if j.source != "official" or ctx.dry_run:  # a dry run falls back to the builtin wording by itself
+        return
+    from bench.evaluate.judge_templates import resolve_templates
+
+    try:
+        resolve_templates(j.source, j.official_repo, ask_reason=j.ask_reason)
+    except ConfigError as exc:
+        yield Finding("judge_templates", "error", str(exc))
+
+
+def check_local_servers(ctx: PreflightContext) -> Iterable[Finding]:
+    if ctx.dry_run:  # a dry run calls no server
+        return
+    from bench.runner.local_servers import check_local_servers as probe
+
+    try:
+        warnings = probe(ctx.cfg)
+    except UserError as exc:
+        for line in str(exc).splitlines():
+            yield Finding("local_servers", "error", line)
+        return
+    for line in warnings:
+        yield Finding("local_servers", "warning", line)
+
+
+CHECKS: dict[str, Check] = {
+    "credentials": check_credentials,
+    "context_windows": check_context_windows,
+    "prices": check_prices,
+    "judge_templates": check_judge_templates,
+    "local_servers": check_local_servers,
+}
+# checks that may reach the network: skipped once an earlier check found an error (the run cannot start
+# anyway, and the answer should come at once)
+NETWORK_CHECKS: set[str] = {"judge_templates", "local_servers"}
+
+
+def register_check(name: str, check: Check, *, network: bool = False) -> None:
+    """Add (or replace) a named check; it runs after the ones registered before it. `network`: it may wait
+    on the network, so it is skipped when an earlier check already failed."""
+    CHECKS[name] = check
+    if network:
+        NETWORK_CHECKS.add(name)
+    else:
+        NETWORK_CHECKS.discard(name)
+
+
+def run_checks(ctx: PreflightContext, names: Iterable[str] | None = None) -> list[Finding]:
+    """Every registered check (or those named), in registration order; their findings in that order."""
+    out: list[Finding] = []
+    for name in (list(names) if names is not None else list(CHECKS)):
+        if name in NETWORK_CHECKS and any(f.level == "error" for f in out):
+            continue
+        out.extend(CHECKS[name](ctx))
+    return out
+
+
+def preflight(cfg: RootCfg, *, dry_run: bool = False, out: TextIO | None = None) -> list[Finding]:
+    """Run every check; print warnings (one line each) and raise PreflightError when any check found an error.
+    Returns the findings of a run that may go on."""
+    stream = out or sys.stderr
+    ctx = build_context(cfg, dry_run=dry_run)
+    findings = run_checks(ctx)
+    errors = [f for f in findings if f.level == "error"]
+    for f in findings:
+        if f.level == "warning":
+            print(f"ombench: warning: {f.message}", file=stream)
+    if errors:
+        raise PreflightError(errors)
+    return findings

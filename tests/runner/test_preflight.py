@@ -1,0 +1,130 @@
+"""The preflight: missing keys, context windows past the models', unknown prices, the official judge file;
+one line per problem, before any data is loaded or any result written."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.config import validate
+from bench.roles import Role
+from bench.runner.app import run_job
+from bench.runner.preflight import (CHECKS, Finding, PreflightError, build_context, preflight, register_check,
+                                    run_checks)
+from tests.helpers.runner import compose_cfg
+
+KEYS = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "ANTHROPIC_API_KEY")
+
+
+@pytest.fixture
+def no_keys(monkeypatch):
+    for k in KEYS:
+        monkeypatch.delenv(k, raising=False)
+
+
+def _root(tmp_path, *overrides):
+    return validate(compose_cfg(tmp_path, *overrides))
+
+
+def test_offline_models_need_nothing(tmp_path, no_keys) -> None:
+    assert [f for f in run_checks(build_context(_root(tmp_path))) if f.level == "error"] == []
+
+
+def test_missing_keys_one_line_per_variable_naming_role_model_and_variable(tmp_path, no_keys) -> None:
+    root = _root(tmp_path, "experiment=mastra_gpt4o", "judge.source=builtin")
+    with pytest.raises(PreflightError) as err:
+        preflight(root)
+    lines = str(err.value).splitlines()
+    assert len(lines) == 2
+    openai = next(ln for ln in lines if "OPENAI_API_KEY" in ln)
+    assert openai.startswith("actor model openai/gpt-4o-2024-08-06 needs an API key: set OPENAI_API_KEY")
+    assert "judge (openai/gpt-4o-2024-08-06)" in openai
+    gemini = next(ln for ln in lines if "GEMINI_API_KEY" in ln)
+    assert gemini.startswith("observer model gemini/gemini-2.5-flash needs an API key: set GEMINI_API_KEY or GOOGLE_API_KEY")
+
+
+def test_keys_present_pass_and_only_called_roles_are_checked(tmp_path, no_keys, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-x")
+    # full_context calls no memory model: the gemini observer/reflector of model=gpt-4o are not needed
+    root = _root(tmp_path, "model=gpt-4o", "run_strategies=[full_context]", "dataset=longmemeval_s")
+    ctx = build_context(root)
+    assert set(ctx.roles) == {Role.ACTOR, Role.JUDGE}
+    assert [f for f in run_checks(ctx) if f.level == "error"] == []
+    om = build_context(_root(tmp_path, "model=gpt-4o", "run_strategies=[om]", "dataset=longmemeval_s"))
+    assert {Role.OBSERVER, Role.REFLECTOR} <= set(om.roles)
+    assert any("GEMINI_API_KEY" in f.message for f in run_checks(om, ["credentials"]))
+
+
+def test_api_key_env_and_local_base_url(tmp_path, no_keys, monkeypatch) -> None:
+    base = ("model.actor.model=openai/my-local-llm", "model.judge.model=offline/judge", "run_strategies=[oracle]")
+    # a local server behind gateway.api_base needs no key
+    ctx = build_context(_root(tmp_path, *base, "+gateway.api_base.actor=http://127.0.0.1:8000/v1"))
+    assert list(run_checks(ctx, ["credentials"])) == []
+    # ... unless gateway.api_key_env names the variable holding one
+    ctx = build_context(_root(tmp_path, *base, "+gateway.api_base.actor=http://127.0.0.1:8000/v1",
+                              "+gateway.api_key_env.actor=MY_LLM_KEY"))
+    (f,) = run_checks(ctx, ["credentials"])
+    assert "set MY_LLM_KEY" in f.message
+    monkeypatch.setenv("MY_LLM_KEY", "k")
+    assert list(run_checks(ctx, ["credentials"])) == []
+
+
+def test_dry_run_needs_no_keys(tmp_path, no_keys) -> None:
+    root = _root(tmp_path, "experiment=mastra_gpt4o", "judge.source=builtin")
+    assert [f for f in preflight(root, dry_run=True) if f.level == "error"] == []
+
+
+def test_context_windows(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-x")
+    monkeypatch.setenv("GEMINI_API_KEY", "g-test-x")
+    ok = _root(tmp_path, "experiment=mastra_gpt4o", "judge.source=builtin")
+    assert run_checks(build_context(ok), ["context_windows"]) == []
+    big = _root(tmp_path, "experiment=mastra_gpt4o", "judge.source=builtin", "model.actor_max_input_tokens=200000")
+    (f,) = run_checks(build_context(big), ["context_windows"])
+    assert f.level == "error" and "model.actor_max_input_tokens=200,000 exceeds" in f.message and "128,000" in f.message
+    # OM's Actor holds observations and the unobserved tail: 100k + 40k does not fit gpt-4o's 128k
+    om = _root(tmp_path, "experiment=mastra_gpt4o", "judge.source=builtin", "strategies.om.params.message_tokens=100000")
+    (f,) = run_checks(build_context(om), ["context_windows"])
+    assert f.level == "error" and "strategies.om: a actor call carries at least 140,000 tokens" in f.message
+
+
+def test_unknown_models_warn_on_window_and_price(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-x")
+    root = _root(tmp_path, "model.actor.model=openai/no-such-model-x", "run_strategies=[full_context]")
+    found = run_checks(build_context(root), ["context_windows", "prices"])
+    assert [f.level for f in found] == ["warning", "warning"]
+    assert "context window of actor openai/no-such-model-x" in found[0].message
+    assert "no price" in found[1].message and "openai/no-such-model-x" in found[1].message
+
+
+def test_official_judge_file_is_checked_and_network_checks_wait_for_the_others(tmp_path, no_keys) -> None:
+    root = _root(tmp_path, "judge.source=official")  # offline models; no checkout, no cache, no network
+    (f,) = run_checks(build_context(root))
+    assert f.check == "judge_templates" and "judge.official_repo=PATH" in f.message
+    failing = _root(tmp_path, "judge.source=official", "model.actor.model=openai/gpt-4o-2024-08-06",
+                    "run_strategies=[oracle]")
+    assert [f.check for f in run_checks(build_context(failing)) if f.level == "error"] == ["credentials"]
+
+
+def test_a_registered_check_runs(tmp_path) -> None:
+    def count_roles(ctx):
+        yield Finding("custom", "warning", f"{len(ctx.roles)} roles checked")
+
+    register_check("custom", count_roles)
+    try:
+        found = run_checks(build_context(_root(tmp_path, "run_strategies=[oracle]")))
+        assert Finding("custom", "warning", "2 roles checked") in found
+    finally:
+        CHECKS.pop("custom")
+
+
+def test_a_failed_preflight_writes_nothing(tmp_path, no_keys) -> None:
+    cfg = compose_cfg(tmp_path, "model.actor.model=openai/gpt-4o-2024-08-06", "run_strategies=[oracle]",
+                      "dataset=longmemeval_oracle", "dataset.data_dir=/nonexistent/folder")
+    with pytest.raises(PreflightError, match="set OPENAI_API_KEY"):  # not the missing data folder: it comes first
+        run_job(cfg)
+    assert list(tmp_path.iterdir()) == []  # no results file, no response cache, no checkpoints
+    # skipping it reaches the next problem
+    with pytest.raises(Exception, match="longmemeval_oracle"):
+        run_job(compose_cfg(tmp_path, "model.actor.model=openai/gpt-4o-2024-08-06", "run_strategies=[oracle]",
+                            "dataset=longmemeval_oracle", "dataset.data_dir=/nonexistent/folder",
+                            "run.preflight=false"))
