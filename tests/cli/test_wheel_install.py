@@ -17,6 +17,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from bench.conf import compose
+from bench.config import validate
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("bench", "om_core", "pyproject.toml", "README.md")
 
@@ -72,5 +75,6 @@ def test_wheel_runs_quick_from_any_directory(tmp_path: Path) -> None:
         samples = con.execute("SELECT count(*), count(label) FROM samples").fetchone()
     finally:
         con.close()
-    assert runs == [("quick", 5)] and samples == (80, 80)  # five strategies x 16 synthetic questions
+    strategies = len(validate(compose(["experiment=quick"])).run_strategies)  # every configured strategy
+    assert strategies >= 6 and runs == [("quick", strategies)] and samples == (16 * strategies,) * 2
     assert sorted(p.name for p in work.iterdir()) == ["results"]  # nothing else written where it ran

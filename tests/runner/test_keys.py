@@ -23,7 +23,7 @@ _BASE: dict[str, Any] = {}
 
 
 def _root(mutate: Callable[[dict[str, Any]], None] | None = None) -> RootCfg:
-    """The `experiment=perf` config (strategy params as in configs/strategy), edited as a plain dict."""
+    """The `experiment=perf` config (strategy params as in bench/conf/strategy), edited as a plain dict."""
     if not _BASE:
         with initialize_config_dir(config_dir=config_dir(), version_base="1.3"):
             raw = OmegaConf.to_container(compose(config_name="config", overrides=["experiment=perf"]), resolve=True)
