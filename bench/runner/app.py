@@ -54,7 +54,10 @@ def run_job(cfg: Any) -> list[RunOutcome]:
     if root.dry_run:
         from bench.runner.dryrun import dry_run
 
-        dry_run(root, raw)
+        try:
+            dry_run(root, raw)
+        except KeyboardInterrupt:
+            raise Interrupted("interrupted: a dry run stores nothing; run it again for the estimate") from None
         return []
     multirun, job_dir, overrides = _is_multirun()
     if multirun:
