@@ -1,4 +1,4 @@
-"""The Hydra run log (`<run dir>/run.log`, configured in configs/config.yaml's `hydra.job_logging`): the
+"""The Hydra run log (`<run dir>/run.log`, configured in bench/conf/config.yaml's `hydra.job_logging`): the
 resolved config with secrets scrubbed, what each run did, and the summary the console showed."""
 
 from __future__ import annotations

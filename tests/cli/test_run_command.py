@@ -84,12 +84,12 @@ def test_a_users_config_dir_adds_and_overrides_options(tmp_path, capsys) -> None
 
 
 @pytest.mark.slow
-def test_missing_key_fails_fast_with_nothing_written(tmp_path) -> None:
+def test_missing_key_fails_fast_with_no_results_written(tmp_path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")}
+    out = tmp_path / "results"
     t0 = time.monotonic()
-    got = subprocess.run([str(BIN / "ombench"), "run", "experiment=mastra_gpt4o", "dataset.limit=2",
-                          f"output.dir={tmp_path / 'results'}"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                         timeout=300)
+    got = subprocess.run([str(BIN / "ombench"), "run", "experiment=mastra_gpt4o", "dataset.limit=2", f"output.dir={out}"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     seconds = time.monotonic() - t0
     print(f"missing-key failure after {seconds:.1f} s")  # measured, not asserted (machines differ)
     assert got.returncode == 2
@@ -97,7 +97,10 @@ def test_missing_key_fails_fast_with_nothing_written(tmp_path) -> None:
     assert len(lines) == 2 and all(ln.startswith("ombench: error: ") for ln in lines)
     assert any("actor model openai/gpt-4o-2024-08-06 needs an API key: set OPENAI_API_KEY" in ln for ln in lines)
     assert any("observer model gemini/gemini-2.5-flash needs an API key: set GEMINI_API_KEY" in ln for ln in lines)
-    assert list(tmp_path.iterdir()) == []  # no results, no Hydra folder, no cache
+    # no results file, response cache or checkpoint: only Hydra's run folder, whose run log says why
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"] and [p.name for p in out.iterdir()] == ["hydra"]
+    (log,) = out.glob("hydra/mastra_gpt4o/*/run.log")
+    assert "preflight: actor model openai/gpt-4o-2024-08-06 needs an API key" in log.read_text()
 
 
 @pytest.mark.slow
