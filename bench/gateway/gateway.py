@@ -36,6 +36,9 @@ from bench.gateway.usage import cost_of, normalize_usage
 from bench.records import CallRecord, record_call
 
 T = TypeVar("T")
+# sent to a self-hosted server (a base URL on this machine or a private network) when the environment holds no key:
+# such servers take any key, and litellm's clients refuse to send a request without one
+LOCAL_SERVER_KEY = "no-key-local-server"
 MIN_OUTPUT_TOKENS = 16  # a prompt that leaves less room than this in the context window is refused before the call
 TEMPLATE_TOKENS_PER_MESSAGE = 8  # chat-template tokens around each message (role markers), an upper bound
 
@@ -88,6 +91,7 @@ class Gateway:
         self._inflight: dict[str, asyncio.Future[CachedResponse | None]] = {}
         self._rng = random.Random()
         self.servers = ServerDirectory()  # self-hosted servers, probed once per base URL
+        self._env_keys: dict[str, bool] = {}  # model -> whether the environment holds its provider's key
 
     # ------------------------------------------------------------------ public API
     def model(self, role: str) -> GatewayChatModel:
@@ -167,12 +171,23 @@ class Gateway:
                 raise ConfigError(f"gateway: environment variable {env} (API key for {role}) is not set; export it")
         api_base = merged.pop("api_base", None) or self.config.api_base.get(role) or self.config.api_base.get(provider)
         local = bool(api_base) and self.config.local_defaults and is_local(str(api_base))
+        if api_key is None and not env and api_base and is_local(str(api_base)) and not self._env_key(rm.model):
+            api_key = LOCAL_SERVER_KEY
         default_timeout = self.config.local_timeout_s if local else self.config.timeout_s
         timeout = float(merged.pop("timeout", None) or default_timeout)
         for k in ("max_retries", "num_retries"):  # retries are ours
             merged.pop(k, None)
         return _Prepared(label, rm.model, provider, merged, epoch, api_key, api_base, timeout, cacheable, local,
                          attempt)
+
+    def _env_key(self, model: str) -> bool:
+        """Whether the environment holds the key litellm wants for `model`'s provider (checked once per model)."""
+        if model not in self._env_keys:
+            from bench.gateway.setup import ensure_litellm
+
+            got = ensure_litellm().validate_environment(model=model)
+            self._env_keys[model] = bool(got.get("keys_in_environment"))
+        return self._env_keys[model]
 
     def _gate(self, p: _Prepared) -> ProviderGate:
         key = p.gate_key

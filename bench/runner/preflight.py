@@ -9,8 +9,9 @@ misjudge.
 
 Built in:
 - `credentials`: every real provider's key is in the environment (litellm's `validate_environment`, or the
-  variable named in `gateway.api_key_env`); a role served from a local base URL (`gateway.api_base`) or by an
-  in-process provider (the offline engine) needs none. Skipped in a dry run (it calls no provider).
+  variable named in `gateway.api_key_env`); a role served from a base URL on this machine or a private network
+  (`gateway.api_base`: a self-hosted server, sent a placeholder key) or by an in-process provider (the offline
+  engine) needs none; a remote base URL (a proxy) needs its provider's key as usual. Skipped in a dry run.
 - `context_windows`: `model.actor_max_input_tokens` and the tokens each strategy's calls carry at least
   (`StrategyBase.call_inputs`: OM's thresholds, compaction's) fit the models' context windows (litellm's
   model info); a window litellm does not know is a warning.
@@ -138,6 +139,7 @@ def _alternatives(keys: list[str]) -> str:
 def check_credentials(ctx: PreflightContext) -> Iterable[Finding]:
     if ctx.dry_run:
         return
+    from bench.gateway.local import is_local
     from bench.gateway.setup import ensure_litellm
 
     litellm = None
@@ -148,7 +150,8 @@ def check_credentials(ctx: PreflightContext) -> Iterable[Finding]:
             if not ctx.env.get(var):
                 needs.setdefault(var, []).append((role, model))
             continue
-        if ctx.api_base(role):  # a local or self-hosted server: no key unless gateway.api_key_env names one
+        base = ctx.api_base(role)
+        if base and is_local(base):  # a self-hosted server takes any key (the gateway sends a placeholder)
             continue
         litellm = litellm or ensure_litellm()
         missing = _missing_keys(litellm, model)

@@ -39,9 +39,10 @@ def test_kinds(cls: str, status: int, message: str, kind: str) -> None:
 
 async def test_missing_key_is_not_retried_and_reaches_no_server(monkeypatch, tmp_path) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with FakeOpenAIServer() as server:
+    with FakeOpenAIServer() as server:  # a remote-looking base URL (a proxy): the provider's key is required
+        remote = server.base_url.replace("127.0.0.1", "localtest.invalid")
         gw = Gateway(GatewayConfig(roles={"actor": RoleModel("openai/gpt-4o-2024-08-06")}, cache_policy="off",
-                                   cache_path=None, api_base={"openai": server.base_url}, max_attempts=6,
+                                   cache_path=None, api_base={"openai": remote}, max_attempts=6,
                                    backoff_base_s=5.0))
         with collect_calls() as calls, pytest.raises(GatewayError) as err:
             await gw.model("actor").complete([{"role": "user", "content": "hi"}])
@@ -57,3 +58,13 @@ def test_stored_error_text_parses_back() -> None:
     assert parse_error_text("judge: server: gave up after 6 attempts: boom")[:2] == ("judge", "server")
     assert parse_error_text("answer: something odd")[1] == "unknown"
     assert {"auth", "quota", "not_found"} == RUN_FATAL_KINDS
+
+
+async def test_a_self_hosted_server_needs_no_key(monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeOpenAIServer(lambda body: "fine") as server:  # on 127.0.0.1: a self-hosted server
+        gw = Gateway(GatewayConfig(roles={"actor": RoleModel("openai/my-local-llm")}, cache_policy="off",
+                                   cache_path=None, api_base={"openai": server.base_url}))
+        got = await gw.model("actor").complete([{"role": "user", "content": "hi"}])
+        await gw.aclose()
+    assert got.text == "fine"

@@ -56,9 +56,12 @@ def test_keys_present_pass_and_only_called_roles_are_checked(tmp_path, no_keys, 
 
 def test_api_key_env_and_local_base_url(tmp_path, no_keys, monkeypatch) -> None:
     base = ("model.actor.model=openai/my-local-llm", "model.judge.model=offline/judge", "run_strategies=[oracle]")
-    # a local server behind gateway.api_base needs no key
+    # a local server behind gateway.api_base needs no key; a remote proxy needs its provider's
     ctx = build_context(_root(tmp_path, *base, "+gateway.api_base.actor=http://127.0.0.1:8000/v1"))
     assert list(run_checks(ctx, ["credentials"])) == []
+    remote = build_context(_root(tmp_path, *base, "+gateway.api_base.actor=https://llm-proxy.example.com/v1"))
+    (f,) = run_checks(remote, ["credentials"])
+    assert "set OPENAI_API_KEY" in f.message
     # ... unless gateway.api_key_env names the variable holding one
     ctx = build_context(_root(tmp_path, *base, "+gateway.api_base.actor=http://127.0.0.1:8000/v1",
                               "+gateway.api_key_env.actor=MY_LLM_KEY"))
