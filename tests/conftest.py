@@ -12,5 +12,9 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 # (tests that download serve a fixture themselves), and the cache is the test session's own folder
 os.environ["OMBENCH_LONGMEMEVAL_BASE_URL"] = "http://127.0.0.1:9"
 os.environ["OMBENCH_CACHE_DIR"] = tempfile.mkdtemp(prefix="ombench-test-cache-")
+# the Hugging Face caches too: a LongMemEval file in the user's hub cache would change what the loader finds
+_hf_cache = tempfile.mkdtemp(prefix="ombench-test-hf-")
+os.environ["HF_HUB_CACHE"] = os.path.join(_hf_cache, "hub")
+os.environ["HF_DATASETS_CACHE"] = os.path.join(_hf_cache, "datasets")
 
 pytest_plugins = ["tests.helpers.fixtures"]

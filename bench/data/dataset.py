@@ -6,11 +6,14 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import TYPE_CHECKING, Iterator, Mapping
 
 from bench.data.schema import Instance
 from bench.data.validate import QUESTION_TYPES
 from bench.errors import DataError
+
+if TYPE_CHECKING:
+    import datasets
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,13 @@ class Dataset:
 
     def abstention_count(self) -> int:
         return sum(1 for i in self.instances if i.is_abstention)
+
+    def to_hf(self) -> "datasets.Dataset":
+        """These questions (a subset keeps only its own) as a `datasets.Dataset` with LongMemEval's columns,
+        for the Hugging Face API (map, filter, to_pandas, push_to_hub); `answer` is a string there."""
+        from bench.data.hub import to_hf_dataset
+
+        return to_hf_dataset(self.instances, self.name)
 
     def subset(
         self,

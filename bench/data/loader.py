@@ -1,4 +1,8 @@
-"""Find, read, hash and validate a LongMemEval file: explicit path -> mirror folder -> HF hub (pinned revision)."""
+"""Find, read, hash and validate a LongMemEval file: explicit path -> mirror folder -> HF hub (pinned revision).
+
+Parsing is plain `json`, not `datasets.load_dataset("json")`: LongMemEval's `answer` is a str or an int, which an
+Arrow schema rejects (`Dataset.to_hf()` gives a `datasets.Dataset` with the answer as text).
+"""
 
 from __future__ import annotations
 
@@ -7,19 +11,15 @@ import hashlib
 import json
 import lzma
 import os
-import socket
-import threading
 from pathlib import Path
 from typing import Any
 
+from bench.data import hub
 from bench.data.dataset import KNOWN_SHA256, Dataset, infer_split
 from bench.data.validate import ParseStats, parse_instances
 from bench.errors import DataError
 
 DATA_DIR_ENV = "LONGMEMEVAL_DATA_DIR"
-HF_REPO = "xiaowu0162/longmemeval-cleaned"
-HF_REVISION = "98d7416c24c778c2fee6e6f3006e7a073259d48f"
-HUB_PROBE_TIMEOUT_S = 3.0
 
 # name -> (file on the hub, stems looked for in a mirror folder, in order of preference)
 KNOWN_NAMES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -32,18 +32,24 @@ KNOWN_NAMES: dict[str, tuple[str, tuple[str, ...]]] = {
 SUFFIXES = (".json", ".json.xz", ".json.gz", ".jsonl", ".jsonl.xz", ".jsonl.gz")
 
 
-def load_dataset(name_or_path: str | Path, data_dir: str | Path | None = None, *, cache_dir: str | Path | None = None) -> Dataset:
+def load_dataset(name_or_path: str | Path, data_dir: str | Path | None = None) -> Dataset:
     """A known name (`longmemeval_oracle`, `longmemeval_s[_cleaned]`, `longmemeval_m[_cleaned]`, `synthetic`,
     `synthetic:N`, `synthetic:n_per_type=3,haystack_tokens=2000,seed=1`) or a path to .json/.json.xz/.jsonl.
 
     `data_dir` (else env LONGMEMEVAL_DATA_DIR) is a mirror folder searched for the known names; when the file
-    is not there the pinned HF revision is downloaded into `cache_dir` (huggingface_hub's cache when None).
+    is not there it is read from the Hugging Face cache at the pinned revision, else downloaded there with
+    `datasets` (bench.data.hub) and must then match the pinned sha256. Raises DataError (one line) for a missing
+    file with the hub unreachable, a failed download, a hash that is not the pinned one, or a malformed file.
     """
     text = str(name_or_path)
     if text == "synthetic" or text.startswith("synthetic:"):
         return _load_synthetic(text)
     if text in KNOWN_NAMES:
-        return read_dataset(_locate_known(text, data_dir, cache_dir), name=text)
+        path, from_hub = _locate_known(text, data_dir)
+        ds = read_dataset(path, name=text)
+        if from_hub:
+            _check_pinned(ds, KNOWN_NAMES[text][0])
+        return ds
     path = Path(text).expanduser()
     if path.is_file():
         return read_dataset(path)
@@ -134,7 +140,8 @@ def _stem(path: Path) -> str:
     return path.name[: -len(suffix)] if suffix and path.name.endswith(suffix) else path.name
 
 
-def _locate_known(name: str, data_dir: str | Path | None, cache_dir: str | Path | None) -> Path:
+def _locate_known(name: str, data_dir: str | Path | None) -> tuple[Path, bool]:
+    """The file for a known name and whether it came from the hub (then its hash must be the pinned one)."""
     hub_file, stems = KNOWN_NAMES[name]
     folder = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV) or None
     looked: list[str] = []
@@ -144,54 +151,40 @@ def _locate_known(name: str, data_dir: str | Path | None, cache_dir: str | Path 
             for suffix in SUFFIXES:
                 candidate = folder / f"{stem}{suffix}"
                 if candidate.is_file():
-                    return candidate
+                    return candidate, False
         looked = [f"{s}.json[.xz]" for s in stems]
-    return _download(name, hub_file, folder, looked, cache_dir)
+    return _from_hub(name, hub_file, folder, looked), True
 
 
 def _where_hint(hub_file: str, folder: Path | None) -> str:
-    url = f"https://huggingface.co/datasets/{HF_REPO}/resolve/{HF_REVISION}/{hub_file}"
+    url = hub.file_url(hub_file)
     if folder is not None:
         return f"put {hub_file} (or {hub_file}.xz) from {url} into {folder}"
     return f"put {hub_file} (or {hub_file}.xz) from {url} into a folder and set {DATA_DIR_ENV} to it (or pass --data-dir)"
 
 
-def _download(name: str, hub_file: str, folder: Path | None, looked: list[str], cache_dir: str | Path | None) -> Path:
+def _from_hub(name: str, hub_file: str, folder: Path | None, looked: list[str]) -> Path:
+    """The pinned file from the Hugging Face cache, else downloaded through `datasets` (bench.data.hub)."""
     where = f"not found in {folder} (looked for {', '.join(looked)})" if folder is not None else f"no data folder given ({DATA_DIR_ENV} unset)"
-    reason = _offline_reason()
+    cached = hub.cached_file(hub_file)
+    if cached is not None:
+        return cached
+    reason = hub.unreachable_reason()
     if reason is not None:
         raise DataError(f"{name}: {where} and the HF hub is unreachable ({reason}); {_where_hint(hub_file, folder)}")
     try:
-        from huggingface_hub import hf_hub_download
-
-        os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", "10")
-        local = hf_hub_download(HF_REPO, hub_file, repo_type="dataset", revision=HF_REVISION, cache_dir=str(cache_dir) if cache_dir else None)
+        return hub.download(hub_file)
     except Exception as exc:  # network, auth, disk: all end the same way for the user
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"{name}: {where} and downloading {hub_file} from {HF_REPO} failed ({first}); {_where_hint(hub_file, folder)}") from None
-    return Path(local)
+        raise DataError(f"{name}: {where} and downloading {hub_file} from {hub.HF_REPO} failed ({first}); {_where_hint(hub_file, folder)}") from None
 
 
-def _offline_reason() -> str | None:
-    """Why a hub download cannot work, decided quickly: HF_HUB_OFFLINE, or no TCP connection within a few seconds.
-
-    The probe runs in a daemon thread because name resolution ignores socket timeouts and can hang.
-    """
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
-        return "HF_HUB_OFFLINE is set"
-    result: list[str | None] = []
-
-    def probe() -> None:
-        try:
-            with socket.create_connection(("huggingface.co", 443), timeout=HUB_PROBE_TIMEOUT_S):
-                result.append(None)
-        except OSError as exc:
-            result.append(f"no connection to huggingface.co: {exc.__class__.__name__}")
-
-    thread = threading.Thread(target=probe, daemon=True)
-    thread.start()
-    thread.join(HUB_PROBE_TIMEOUT_S + 0.5)
-    return result[0] if result else "no connection to huggingface.co within a few seconds"
+def _check_pinned(ds: Dataset, hub_file: str) -> None:
+    """A file fetched at the pinned revision must be byte-identical to it (a damaged cache, a wrong mirror)."""
+    want = hub.PINNED_SHA256.get(hub_file)
+    if want is not None and ds.sha256 != want:
+        raise DataError(f"{ds.path}: sha256 {ds.sha256[:12]}... is not the pinned {hub_file} of {hub.HF_REPO}@{hub.HF_REVISION[:8]} "
+                        f"({want[:12]}...); delete it from the Hugging Face cache and retry, or {_where_hint(hub_file, None)}")
 
 
 def _load_synthetic(spec: str) -> Dataset:
