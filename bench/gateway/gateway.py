@@ -28,7 +28,7 @@ from om_core.llm import Completion, Usage
 from bench.errors import ConfigError
 from bench.gateway.config import GatewayConfig, provider_of
 from bench.gateway.errors import ErrorInfo, GatewayError, RetryableCallError, classify, redact
-from bench.gateway.limits import AdaptiveConcurrency, ProviderGate, TokenBucket, backoff_delay
+from bench.gateway.limits import AdaptiveConcurrency, ProviderGate, RateLimit, backoff_delay
 from bench.gateway.local import TOKEN_SAFETY_MARGIN, ServerDirectory, ServerInfo, is_local, scrub_url, server_token_count
 from bench.gateway.providers import check_model, provider_for
 from bench.gateway.response_cache import CachedResponse, ResponseCache, request_key
@@ -198,8 +198,8 @@ class Gateway:
             gate = ProviderGate(
                 key,
                 AdaptiveConcurrency(self._concurrency(p), grow_after=c.aimd_grow_after),
-                TokenBucket(rpm, c.limit_period_s) if rpm else None,
-                TokenBucket(tpm, c.limit_period_s) if tpm else None,
+                RateLimit(rpm, c.limit_period_s) if rpm else None,
+                RateLimit(tpm, c.limit_period_s) if tpm else None,
             )
             self._gates[key] = gate
         return gate

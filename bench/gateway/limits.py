@@ -1,8 +1,9 @@
-"""Per-provider limits that wait instead of failing: RPM/TPM token buckets, AIMD concurrency, Retry-After.
+"""Per-provider limits that wait instead of failing: RPM/TPM rate limits, AIMD concurrency, Retry-After.
 
-litellm's Router raises when its rpm/tpm are exceeded; a benchmark wants the opposite (queue and go on), so
-these are our own. One `ProviderGate` per provider; a call holds a concurrency slot only while its HTTP
-attempt is in flight, never while it sleeps between retries.
+litellm's Router raises when its rpm/tpm are exceeded; a benchmark wants the opposite (queue and go on). The
+rates are aiolimiter's `AsyncLimiter`; the AIMD concurrency and the Retry-After pause are ours. One
+`ProviderGate` per provider; a call holds a concurrency slot only while its HTTP attempt is in flight, never
+while it sleeps between retries.
 """
 
 from __future__ import annotations
@@ -14,34 +15,31 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import AsyncIterator
 
+from aiolimiter import AsyncLimiter
 
-class TokenBucket:
-    """`rate` units per `period_s`, bursting up to `rate`. `acquire` waits (FIFO) until enough are free."""
+
+class RateLimit:
+    """`rate` units (requests or tokens) per `period_s`, bursting up to `rate`: aiolimiter's leaky bucket, served
+    in arrival order. `acquire` waits until enough capacity is free; `waits` and `granted` count acquisitions."""
 
     def __init__(self, rate: float, period_s: float = 60.0) -> None:
-        self.capacity = float(rate)
-        self.per_s = float(rate) / period_s
-        self._tokens = float(rate)
-        self._t = time.monotonic()
-        self._lock = asyncio.Lock()  # held while waiting: later callers queue behind, in order
+        self.limiter = AsyncLimiter(float(rate), float(period_s))
+        # aiolimiter wakes the smallest waiting amount first and lets a newcomer take free capacity ahead of a
+        # woken waiter; holding this lock while waiting keeps strict FIFO, so a large TPM request never starves
+        self._lock = asyncio.Lock()
         self.waits = 0  # how many acquisitions had to wait (observable in tests and reports)
         self.granted = 0
 
-    def _refill(self) -> None:
-        now = time.monotonic()
-        self._tokens = min(self.capacity, self._tokens + (now - self._t) * self.per_s)
-        self._t = now
+    @property
+    def capacity(self) -> float:
+        return self.limiter.max_rate
 
     async def acquire(self, amount: float = 1.0) -> None:
         amount = min(float(amount), self.capacity)  # a request larger than the bucket waits for a full one
         async with self._lock:
-            self._refill()
-            if self._tokens < amount:
+            if not self.limiter.has_capacity(amount):
                 self.waits += 1
-            while self._tokens < amount:
-                await asyncio.sleep((amount - self._tokens) / self.per_s)
-                self._refill()
-            self._tokens -= amount
+            await self.limiter.acquire(amount)
             self.granted += 1
 
 
@@ -97,8 +95,8 @@ class ProviderGate:
 
     name: str
     concurrency: AdaptiveConcurrency
-    rpm: TokenBucket | None = None
-    tpm: TokenBucket | None = None
+    rpm: RateLimit | None = None
+    tpm: RateLimit | None = None
     paused_until: float = 0.0  # monotonic time before which no new attempt starts (Retry-After)
     pauses: int = 0
     stats: dict[str, int] = field(default_factory=lambda: {"attempts": 0, "rate_limited": 0})

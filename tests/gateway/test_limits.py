@@ -1,4 +1,4 @@
-"""Limits wait instead of failing: token buckets, AIMD concurrency, backoff, error classification."""
+"""Limits wait instead of failing: rate limits (aiolimiter), AIMD concurrency, backoff, error classification."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import pytest
 from bench.errors import ConfigError
 from bench.gateway import GatewayConfig, RoleModel
 from bench.gateway.errors import classify
-from bench.gateway.limits import AdaptiveConcurrency, TokenBucket, backoff_delay
+from bench.gateway.limits import AdaptiveConcurrency, RateLimit, backoff_delay
 
 
 async def test_token_bucket_waits_and_grants_in_order() -> None:
-    bucket = TokenBucket(rate=3, period_s=0.06)
+    bucket = RateLimit(rate=3, period_s=0.06)
     order: list[int] = []
 
     async def take(i: int) -> None:
@@ -33,10 +33,28 @@ async def test_token_bucket_waits_and_grants_in_order() -> None:
 
 
 async def test_oversized_request_waits_for_a_full_bucket() -> None:
-    bucket = TokenBucket(rate=10, period_s=0.05)
+    bucket = RateLimit(rate=10, period_s=0.05)
     await bucket.acquire(10)
     await bucket.acquire(50)  # clamped to capacity: it waits for a refill rather than failing
     assert bucket.waits == 1
+
+
+async def test_a_large_request_is_served_in_its_turn() -> None:
+    limit = RateLimit(rate=10, period_s=0.05)
+    await limit.acquire(10)  # empty now
+    order: list[str] = []
+
+    async def take(name: str, amount: float) -> None:
+        await limit.acquire(amount)
+        order.append(name)
+
+    tasks = [asyncio.create_task(take("large", 8))]
+    await asyncio.sleep(0)
+    tasks += [asyncio.create_task(take(f"small{i}", 1)) for i in range(4)]
+    await asyncio.gather(*tasks)
+    # arrival order: smaller requests queued behind never overtake (aiolimiter alone wakes the smallest first)
+    assert order == ["large", "small0", "small1", "small2", "small3"]
+    assert limit.granted == 6 and limit.waits == 5
 
 
 async def test_gateway_rpm_limit_queues_calls(make_gateway, fake_server, calls) -> None:
