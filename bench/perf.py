@@ -243,7 +243,7 @@ OTHER = "other (stdlib, builtins)"
 def breakdown(stats: pstats.Stats) -> str:
     """tottime per component; stdlib/builtin time is charged to the component that called it (up to 4 levels),
     e.g. dataclasses.fields called by om_core counts as om_core."""
-    table = stats.stats  # type: ignore[attr-defined]
+    table = stats.stats  # type: ignore[attr-defined]  # typeshed omits Stats.stats, the only record of callers
 
     def own(fn: tuple[str, int, str]) -> str:
         where = f"{fn[0]}:{fn[2]}"
@@ -271,7 +271,7 @@ def breakdown(stats: pstats.Stats) -> str:
 def tokenizer_callers(stats: pstats.Stats, top: int = 8) -> str:
     """tiktoken encode time by the project function that asked for it (through om_core.tokens' memo
     wrappers), split along the profiled call edges in proportion to their cumulative time."""
-    table = stats.stats  # type: ignore[attr-defined]
+    table = stats.stats  # type: ignore[attr-defined]  # typeshed omits Stats.stats, the only record of callers
     totals: dict[str, float] = {}
 
     def through(fn: tuple[str, int, str]) -> bool:  # frames that only pass tokenisation on

@@ -80,7 +80,7 @@ def _check_flags(argv: list[str]) -> argparse.Namespace:
     def fail(message: str) -> None:
         raise _ArgError(message)
 
-    parser.error = fail  # type: ignore[method-assign,assignment]
+    parser.error = fail  # type: ignore[method-assign,assignment]  # argparse has no other hook for its usage errors
     return parser.parse_args(argv)
 
 

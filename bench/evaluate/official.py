@@ -62,18 +62,16 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
 
 
 def load_reference(ref: str | Path) -> dict[str, RefItem]:
-    """question_id -> RefItem from a LongMemEval JSON / JSON.xz file (through the data loader when present)."""
+    """question_id -> RefItem from a LongMemEval JSON / JSON.xz file (through the data loader; a file it refuses,
+    such as a trimmed reference, is read plainly)."""
+    from bench.data.loader import load_dataset
+
     try:
-        from bench.data.loader import load_dataset
-    except ImportError:
-        load_dataset = None  # type: ignore[assignment]
-    if load_dataset is not None:
-        try:
-            ds = load_dataset(ref)
-            return {i.question_id: RefItem(i.question_id, i.question_type, i.question, i.answer) for i in ds.instances}
-        except UserError:
-            if not Path(str(ref)).expanduser().is_file():
-                raise
+        ds = load_dataset(ref)
+        return {i.question_id: RefItem(i.question_id, i.question_type, i.question, i.answer) for i in ds.instances}
+    except UserError:
+        if not Path(str(ref)).expanduser().is_file():
+            raise
     out: dict[str, RefItem] = {}
     for r in read_records(ref):  # plain reading: also accepts trimmed reference files
         try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import calendar
 import re
 from datetime import date, timedelta
+from typing import Callable
 
 from om_core.dates import format_observation_date as fmt_date
 
@@ -72,7 +73,7 @@ def _week_of(monday: date) -> str:
     return f"week of {fmt_date(monday)}"
 
 
-def _rules(d: date) -> list[tuple[re.Pattern[str], object]]:
+def _rules(d: date) -> list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]]:
     monday = d - timedelta(days=d.weekday())
 
     def last_wd(m: re.Match[str]) -> str:
@@ -132,5 +133,5 @@ def resolve_relative(text: str, when: date) -> str | None:
     for pattern, fn in _rules(when):
         m = pattern.search(text)
         if m and (best is None or m.start() < best[0]):
-            best = (m.start(), fn(m))  # type: ignore[operator]
+            best = (m.start(), fn(m))
     return best[1] if best else None

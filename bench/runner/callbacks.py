@@ -6,10 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-try:
-    from hydra.experimental.callback import Callback
-except ImportError:  # pragma: no cover
-    Callback = object  # type: ignore[misc,assignment]
+from hydra.experimental.callback import Callback
 
 
 class MergeShards(Callback):

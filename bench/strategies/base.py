@@ -9,7 +9,7 @@ import types
 import typing
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Awaitable, Callable, ClassVar, Literal, Mapping, Protocol, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Literal, Mapping, Protocol, TypeVar, get_args
 
 from bench.errors import ConfigError
 from bench.prompt import Prompt
@@ -18,6 +18,9 @@ from bench.roles import Role
 from bench.store.contract import MemoryRow
 from om_core.llm import ChatModel
 from om_core.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 EmbedFn = Callable[[list[str]], Awaitable[list[list[float]]]]
 
@@ -170,7 +173,7 @@ class StrategyBase(abc.ABC):
 # knob ignores it.
 COMMON_PARAMS = tuple(ReplaySettings().common_params())
 
-P = TypeVar("P")
+P = TypeVar("P", bound="DataclassInstance")
 
 
 def parse_params(cls: type[P], params: Mapping[str, Any] | None, strategy: str) -> P:
@@ -179,7 +182,7 @@ def parse_params(cls: type[P], params: Mapping[str, Any] | None, strategy: str) 
     Field types come from the dataclass annotations (str, int, float, bool, Literal[...], X | None).
     """
     data = dict(params or {})
-    known = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    known = {f.name: f for f in dataclasses.fields(cls)}
     hints = typing.get_type_hints(cls)
     kwargs: dict[str, Any] = {}
     for key, value in data.items():

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from datetime import datetime
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Protocol
 
 from bench.data.schema import ViewSession, ViewTurn
 from bench.prompt import Segment
@@ -54,7 +54,18 @@ def user_msg(turn: ReplayTurn, count: Callable[[str], int]) -> Msg | None:
     return None if turn.user is None else Msg("user", turn.user, f"m:{turn.index}:u", count(turn.user))
 
 
-def turn_msgs(turn: ReplayTurn, count: Callable[[str], int], user: Msg | None = None) -> Iterator[Msg]:
+class TurnText(Protocol):
+    """What `turn_msgs` reads of a turn: a ReplayTurn, or the copy a strategy's checkpoint keeps."""
+
+    @property
+    def index(self) -> int: ...
+    @property
+    def user(self) -> str | None: ...
+    @property
+    def assistant(self) -> str | None: ...
+
+
+def turn_msgs(turn: TurnText, count: Callable[[str], int], user: Msg | None = None) -> Iterator[Msg]:
     """The pair's messages in order (user first); `user` reuses an already-counted user message."""
     if turn.user is not None:
         yield user or Msg("user", turn.user, f"m:{turn.index}:u", count(turn.user))

@@ -32,6 +32,7 @@ from bench.roles import Role
 from bench.strategies.base import ReplaySettings, StrategyBase, StrategyContext, TurnResult
 from bench.strategies.history import SegmentCache, question_text, system_segments
 from om_core.types import ContextMessage, Message
+from om_core.types import Role as MessageRole
 
 if TYPE_CHECKING:
     from bench.store.contract import MemoryRow
@@ -126,11 +127,11 @@ class OMStrategy(StrategyBase):
         self.storage = storage
         self.memory = ObservationalMemory(self.config, storage, self.observer, self.reflector, counter=self.ctx.counter)
 
-    def _message(self, thread: str, role: str, content: str, at: datetime) -> Message:
+    def _message(self, thread: str, role: MessageRole, content: str, at: datetime) -> Message:
         k = self._counts.get(thread, 0)
         self._counts[thread] = k + 1
         rid = self.ctx.resource_id
-        return Message(f"{thread}-{k}", role, content, at, thread_id=thread, resource_id=rid)  # type: ignore[arg-type]
+        return Message(f"{thread}-{k}", role, content, at, thread_id=thread, resource_id=rid)
 
     # ---- protocol ---------------------------------------------------------------------------------------
     async def add_turn(self, turn: ReplayTurn) -> TurnResult:

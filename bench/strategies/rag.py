@@ -118,7 +118,7 @@ class RagStrategy(StrategyBase):
                 self._close()
                 self._label = label
             turn = _StoredTurn(index, label, date_str, user, assistant)
-            self._commit(turn, list(turn_msgs(turn, self.ctx.tokens)))  # type: ignore[arg-type]
+            self._commit(turn, list(turn_msgs(turn, self.ctx.tokens)))
 
     @classmethod
     def model_roles(cls, p: RagParams) -> frozenset[Role]:
