@@ -4,14 +4,17 @@ The config tree ships inside the package (`bench.conf`, `pkg://bench.conf`), so 
 from any directory; `--config-dir DIR` (Hydra's flag) puts a user's own folder first in the search path.
 Around Hydra this module adds what a command line owes its user: one-line errors for every misuse of the
 command line or the config tree (exit 2), a clean Ctrl-C (one line, exit 130), `--skip-preflight`,
-`--version`, and bash completion that works through the `ombench run` entry point."""
+`--version`, bash completion that works through the `ombench run` entry point, and secrets kept out of Hydra:
+a key or URL password on the command line becomes an `${oc.env:...}` reference before Hydra parses argv
+(bench.cli.hidden_args), and the console is redacted (bench.secrets, docs/secrets.md)."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from typing import Any
+from typing import Any, Iterator
 
 from bench.conf import CONFIG_NAME, CONFIG_PATH, config_dir
 
@@ -31,7 +34,8 @@ def _task(cfg: Any) -> None:
 
     _STATE["in_task"] = True
     try:
-        run_job(cfg)
+        with redacted_console():  # a sweep worker prints from its own process: its console is redacted too
+            run_job(cfg)
     except UserError as exc:  # one line per problem, each naming the thing and the fix
         for line in str(exc).splitlines() or [type(exc).__name__]:
             print(f"ombench: error: {line}", file=sys.stderr)
@@ -39,6 +43,22 @@ def _task(cfg: Any) -> None:
     except Interrupted as exc:
         print(f"ombench: {exc}", file=sys.stderr)
         _STATE["code"] = INTERRUPTED
+
+
+@contextlib.contextmanager
+def redacted_console() -> Iterator[None]:
+    """stdout and stderr redacted (bench.secrets.RedactingStream) for the duration; nested uses wrap once."""
+    from bench.secrets import RedactingStream
+
+    saved = sys.stdout, sys.stderr
+    if not isinstance(sys.stdout, RedactingStream):
+        sys.stdout = RedactingStream(sys.stdout)
+    if not isinstance(sys.stderr, RedactingStream):
+        sys.stderr = RedactingStream(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 def hydra_error_line(exc: BaseException) -> str:
@@ -130,23 +150,39 @@ def run_hydra(argv: list[str]) -> int:
             return handled
     import hydra
 
+    from bench.cli.hidden_args import hide_secrets
+    from bench.secrets import redact_text, remember_environment
+
+    # a secret typed on the command line goes to a private variable: Hydra sees and stores only ${oc.env:...}
+    remember_environment()
+    hidden = hide_secrets(argv)
+    for note in hidden.notes:
+        print(f"ombench: note: {note}", file=sys.stderr)
     main = hydra.main(version_base="1.3", config_path=CONFIG_PATH, config_name=CONFIG_NAME)(_task)
     saved_argv, saved_full = sys.argv, os.environ.get("HYDRA_FULL_ERROR")
-    sys.argv = ["ombench run", *open_mapping_overrides(argv)]
+    saved_env = {k: os.environ.get(k) for k in hidden.env}
+    os.environ.update(hidden.env)  # sweep workers inherit them
+    sys.argv = ["ombench run", *open_mapping_overrides(hidden.argv)]
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra re-raises instead of printing its own multi-line report
     _STATE.update(code=0, in_task=False)
     try:
-        main()
+        with redacted_console():  # Hydra's own lines, the progress, the summary, a sweep's merge
+            main()
     except KeyboardInterrupt:
         print("ombench: interrupted before the run started; nothing was written", file=sys.stderr)
         return INTERRUPTED
     except Exception as exc:
         if _STATE["in_task"]:  # a defect in the run itself, not a misuse: keep the traceback
             raise
-        print(f"ombench run: error: {hydra_error_line(exc)}", file=sys.stderr)
+        print(f"ombench run: error: {redact_text(hydra_error_line(exc))}", file=sys.stderr)
         return 2
     finally:
         sys.argv = saved_argv
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
         if saved_full is None:
             os.environ.pop("HYDRA_FULL_ERROR", None)
         else:

@@ -34,6 +34,7 @@ from bench.gateway.providers import check_model, provider_for
 from bench.gateway.response_cache import CachedResponse, ResponseCache, request_key
 from bench.gateway.usage import cost_of, normalize_usage
 from bench.records import CallRecord, record_call
+from bench.secrets import split_url_credentials
 
 T = TypeVar("T")
 # sent to a self-hosted server (a base URL on this machine or a private network) when the environment holds no key:
@@ -163,13 +164,18 @@ class Gateway:
         epoch = int(merged.pop("epoch", 0) or 0)
         attempt = int(merged.pop("attempt", 0) or 0)  # om_core's regeneration of a refused output
         provider, cacheable = self._providers.get(rm.model) or self._providers.setdefault(rm.model, _routing(rm.model))
+        # the key: the role's params, else the variable gateway.api_key_env names, else the password of the base URL
+        # (OpenAI-style clients cannot send credentials inside a URL), else litellm's own variable
         api_key = merged.pop("api_key", None)
         env = self.config.api_key_env.get(role) or self.config.api_key_env.get(provider)
         if api_key is None and env:
             api_key = os.environ.get(env)
             if not api_key:
-                raise ConfigError(f"gateway: environment variable {env} (API key for {role}) is not set; export it")
+                raise ConfigError(f"gateway.api_key_env: the variable {env} (API key for {role}) is not set; export it")
         api_base = merged.pop("api_base", None) or self.config.api_base.get(role) or self.config.api_base.get(provider)
+        if api_base:
+            api_base, url_key = split_url_credentials(str(api_base))
+            api_key = api_key if api_key is not None else url_key
         local = bool(api_base) and self.config.local_defaults and is_local(str(api_base))
         if api_key is None and not env and api_base and is_local(str(api_base)) and not self._env_key(rm.model):
             api_key = LOCAL_SERVER_KEY

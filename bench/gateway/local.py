@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from bench.secrets import split_url_credentials
+
 # o200k tokens x this = a safe upper bound of a server's own count when it offers no tokenizer: tokenizers with
 # smaller vocabularies need more tokens for the same English text (Llama 2's 32k vocabulary about 1.3x o200k;
 # Qwen2.5's 151k vocabulary measured 1.0-1.1x on the recorded cassette requests).
@@ -109,6 +111,8 @@ async def probe_server(base_url: str, api_key: str | None = None, *, timeout_s: 
     import httpx
 
     info = ServerInfo(scrub_url(base_url))
+    base_url, url_key = split_url_credentials(base_url)  # a password in the URL is the key, never sent in it
+    api_key = api_key or url_key
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     root = server_root(base_url)
     async with httpx.AsyncClient(timeout=timeout_s, headers=headers) as client:
@@ -175,6 +179,8 @@ async def server_token_count(base_url: str, info: ServerInfo, model: str, text: 
     import httpx
 
     name = info.served_name(model) or (model.split("/", 1)[1] if "/" in model else model)
+    base_url, url_key = split_url_credentials(base_url)
+    api_key = api_key or url_key
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
         async with httpx.AsyncClient(timeout=timeout_s, headers=headers) as client:

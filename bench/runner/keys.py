@@ -2,7 +2,8 @@
 
 The run key hashes everything that changes a sample's result, so re-running the same command finds its rows
 and computes only what is missing. The ingestion key hashes only what changes the memory after replay, so a
-new actor or judge reuses the same ingestion ("ingest once, answer many", as Mastra did)."""
+new actor or judge reuses the same ingestion ("ingest once, answer many", as Mastra did). Neither ever sees a
+secret (bench.secrets.without_secrets): a rotated key computes nothing again."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 from bench.config import RootCfg
 from bench.ingest import cache_token_settings, configured_strategy, replay_settings
 from bench.roles import Role
+from bench.secrets import without_secrets
 
 
 def canonical(obj: Any) -> str:
@@ -28,7 +30,8 @@ Endpoints = dict[str, dict[str, str]]  # role -> {base, served}: a self-hosted s
 
 def _role(cfg: RootCfg, role: Role, endpoints: Endpoints | None = None) -> dict[str, Any]:
     rm = cfg.model.role(role)
-    out: dict[str, Any] = {"model": rm.model, "params": rm.params}
+    # a key or password among the params is not part of what ran: rotating it recomputes nothing
+    out: dict[str, Any] = {"model": rm.model, "params": without_secrets(rm.params)}
     if endpoints and role.value in endpoints:  # another server, or another model behind the same name: new key
         out["endpoint"] = endpoints[role.value]
     return out

@@ -66,11 +66,17 @@ def routed_roles(cfg: RootCfg, roles: Iterable[Role]) -> dict[Role, tuple[str, s
     return out
 
 
-def _api_key(cfg: RootCfg, role: Role, model: str) -> str | None:
+def _api_key(cfg: RootCfg, role: Role, model: str, base: str) -> str | None:
+    """The key the gateway will send (bench.gateway.gateway `_prepare`): the variable gateway.api_key_env names,
+    else the password inside the base URL, else OPENAI_API_KEY for an openai model."""
     import os
 
+    from bench.secrets import split_url_credentials
+
     env = cfg.gateway.api_key_env.get(role.value) or cfg.gateway.api_key_env.get(_provider(model))
-    return os.environ.get(env) if env else os.environ.get("OPENAI_API_KEY") if _provider(model) == "openai" else None
+    if env:
+        return os.environ.get(env)
+    return split_url_credentials(base)[1] or (os.environ.get("OPENAI_API_KEY") if _provider(model) == "openai" else None)
 
 
 async def _probe(cfg: RootCfg, routed: dict[Role, tuple[str, str]]) -> dict[Role, Endpoint]:
@@ -82,7 +88,7 @@ async def _probe(cfg: RootCfg, routed: dict[Role, tuple[str, str]]) -> dict[Role
     infos: dict[str, ServerInfo] = {}
     out: dict[Role, Endpoint] = {}
     for role, (model, base) in routed.items():
-        key = _api_key(cfg, role, model)
+        key = _api_key(cfg, role, model, base)
         info = infos.get(scrub_url(base)) or await probe_server(base, key)
         infos[scrub_url(base)] = info
         configured = cfg.gateway.context_window.get(role.value) or cfg.gateway.context_window.get(_provider(model))

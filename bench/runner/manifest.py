@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench.runner.keys import run_spec
 from bench.store.contract import RunManifest
-from bench.store.rows import scrub
+from bench.secrets import redact
 
 if TYPE_CHECKING:
     from bench.config import RootCfg
@@ -59,12 +59,12 @@ def build_manifest(cfg: RootCfg, ds: Dataset, strategy: str, key: str, raw_cfg: 
     j = cfg.judge
     judge = judge_protocol(resolve_templates(j.source, j.official_repo, ask_reason=j.ask_reason), j.parse)
     return RunManifest(
-        run_key=key, name=cfg.experiment_name, strategy=strategy, config=scrub(raw_cfg),
+        run_key=key, name=cfg.experiment_name, strategy=strategy, config=redact(raw_cfg),
         git_commit=commit, git_dirty=dirty, package_versions=package_versions(),
         dataset_name=ds.name, dataset_sha256=ds.sha256, dataset_split=ds.split,
         n_questions_planned=len(ds.instances), tokenizer=TOKENIZER, price_map_version=price_map_label(prices),
         actor_model=cfg.model.actor.model, judge_model=cfg.model.judge.model,
-        extra={"spec": scrub(run_spec(cfg, strategy, ds.sha256, ds.subset_ids)), "dataset_official": ds.official,
+        extra={"spec": redact(run_spec(cfg, strategy, ds.sha256, ds.subset_ids)), "dataset_official": ds.official,
                "dataset_path": str(ds.path) if ds.path else None, "subset_ids": ds.subset_ids, "price_map": prices,
                "judge": judge},
     )

@@ -10,12 +10,12 @@ log = logging.getLogger("bench.run")
 
 
 def log_config(raw: dict[str, Any]) -> None:
-    """The resolved config as YAML, every secret-looking value replaced (bench.store.rows.scrub)."""
+    """The resolved config as YAML, every secret replaced (bench.secrets.redact)."""
     from omegaconf import OmegaConf
 
-    from bench.store.rows import scrub
+    from bench.secrets import redact
 
-    log.info("resolved config (secrets scrubbed):\n%s", OmegaConf.to_yaml(OmegaConf.create(scrub(raw))))
+    log.info("resolved config (secrets scrubbed):\n%s", OmegaConf.to_yaml(OmegaConf.create(redact(raw))))
 
 
 def emit(text: str) -> None:

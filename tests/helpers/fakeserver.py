@@ -90,6 +90,7 @@ class FakeServerStats:
     max_in_flight: int = 0  # the most requests the server held at once (checks client-side concurrency bounds)
     faults: Counter = field(default_factory=Counter)
     log: list[tuple[int, str, str, str | None]] = field(default_factory=list)  # (index, path, model, fault)
+    auth: Counter = field(default_factory=Counter)  # Authorization header -> requests that carried it (any path)
 
 
 class FakeOpenAIServer:
@@ -227,6 +228,7 @@ class FakeOpenAIServer:
     def _tracked(self, handler: Callable[[web.Request], Any]) -> Callable[[web.Request], Any]:
         async def run(request: web.Request) -> web.StreamResponse:
             with self._lock:
+                self.stats.auth[request.headers.get("Authorization", "")] += 1
                 self.stats.in_flight += 1
                 self.stats.max_in_flight = max(self.stats.max_in_flight, self.stats.in_flight)
             try:
