@@ -4,6 +4,7 @@ typo or a wrong type fails at once with a one-line message naming the key and th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional
 
 from bench.errors import ConfigError
@@ -199,7 +200,71 @@ def validate(cfg: Any) -> RootCfg:
         raise ConfigError(f"run.max_usd={root.run.max_usd}: give a positive dollar amount, or null for no cap")
     if root.output.store_prompts not in ("none", "question", "all"):
         raise ConfigError(f"output.store_prompts={root.output.store_prompts!r}: use none, question or all")
+    _check_numbers(root)
+    _check_strategy_params(root)
     return root
+
+
+def _at_least(key: str, value: Any, low: float, what: str = "", *, optional: bool = False) -> None:
+    if optional and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low:
+        raise ConfigError(f"{key}={value!r}: must be >= {low:g}{' ' + what if what else ''}"
+                          f"{' (or null)' if optional else ''}")
+
+
+def _positive(key: str, value: Any, what: str = "") -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ConfigError(f"{key}={value!r}: must be > 0{' ' + what if what else ''}")
+
+
+def _check_numbers(root: RootCfg) -> None:
+    """Every number of the config in its range, named by its key (one line each, the first found)."""
+    m, a, d, g = root.model, root.answer, root.dataset, root.gateway
+    for r in Role:
+        if not isinstance(m.role(r).model, str) or not m.role(r).model.strip():
+            raise ConfigError(f"model.{r.value}.model is empty; name a litellm model (e.g. openai/gpt-4o) or the offline "
+                              f"engine's ({r.offline_model})")
+    _at_least("answer.max_tokens", a.max_tokens, 1, "tokens")
+    if m.actor_max_input_tokens <= a.max_tokens:
+        raise ConfigError(f"model.actor_max_input_tokens={m.actor_max_input_tokens}: must be more than answer.max_tokens "
+                          f"({a.max_tokens}): the Actor's window holds the prompt and the answer; set the model's "
+                          "context window in tokens")
+    _at_least("dataset.limit", d.limit, 0, "questions (0 = all)")
+    _at_least("dataset.per_type", d.per_type, 1, "questions per type", optional=True)
+    _at_least("dataset.sample", d.sample, 1, "questions", optional=True)
+    _at_least("judge.repeats", root.judge.repeats, 1)
+    _at_least("run.epoch", root.run.epoch, 0)
+    _at_least("dry_run_sample", root.dry_run_sample, 0, "questions (0 = all)")
+    _at_least("replay.turn_offset_s", root.replay.turn_offset_s, 0, "seconds")
+    _at_least("replay.think_time_s", root.replay.think_time_s, 0, "seconds")
+    _at_least("gateway.max_attempts", g.max_attempts, 1)
+    _at_least("gateway.max_concurrency", g.max_concurrency, 1)
+    _positive("gateway.timeout_s", g.timeout_s, "seconds")
+    _positive("gateway.local_timeout_s", g.local_timeout_s, "seconds")
+    _at_least("gateway.local_max_concurrency", g.local_max_concurrency, 1, optional=True)
+    for section in ("rpm", "tpm", "context_window"):
+        for name, value in getattr(g, section).items():
+            _positive(f"gateway.{section}.{name}", value, "(remove the entry to leave it unset)")
+    if root.output.response_cache_policy == "ro" and not Path(root.output.response_cache).is_file():
+        raise ConfigError(f"output.response_cache={root.output.response_cache!r} does not exist but "
+                          "output.response_cache_policy=ro; fill it with a run under rw first, or set "
+                          "output.response_cache_policy=off")
+    if root.output.response_cache_policy != "off" and not str(root.output.response_cache or "").strip():
+        raise ConfigError("output.response_cache is empty while output.response_cache_policy is "
+                          f"{root.output.response_cache_policy}; give a file path or set output.response_cache_policy=off")
+    if not str(root.output.db or "").strip():
+        raise ConfigError("output.db is empty; give the results file's path (default: ${output.dir}/bench.duckdb)")
+
+
+def _check_strategy_params(root: RootCfg) -> None:
+    """Every strategy the job runs, resolved as the run will: its params' types and declared ranges, and its
+    own rules against the job's settings (`StrategyBase.check`). Raises ConfigError naming the key."""
+    from bench.ingest import configured_strategy, replay_settings
+
+    settings = replay_settings(root)
+    for key in root.run_strategies:
+        configured_strategy(root, key, settings)
 
 
 def _check_strategies(root: RootCfg) -> None:

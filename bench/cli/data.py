@@ -98,7 +98,9 @@ def _subset(args: argparse.Namespace) -> int:
     from bench.data.validate import instance_to_raw
 
     ds = load_dataset(args.dataset, args.data_dir).subset(
-        first_n=args.first_n, per_type=parse_per_type(args.per_type), ids=_read_ids(args.ids), sample=args.sample, seed=args.seed
+        first_n=args.first_n, per_type=parse_per_type(args.per_type), ids=_read_ids(args.ids), sample=args.sample,
+        seed=args.seed, names={"first_n": "--first-n", "per_type": "--per-type", "ids": "--ids", "sample": "--sample",
+                               "seed": "--seed"},
     )
     raw = [instance_to_raw(i) for i in ds.instances]
     out = Path(args.out)

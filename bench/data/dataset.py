@@ -136,13 +136,17 @@ class Dataset:
         sample: int | None = None,
         seed: int = 0,
         stratified: int | None = None,
+        names: Mapping[str, str] | None = None,
     ) -> "Dataset":
         """Filters applied in this order: `ids` (kept in file order), `per_type` (a seeded random pick of up to
         the quota per question_type; an int applies to all six), `stratified` (N questions split over the
         types in proportion to their counts, see `stratified_quotas`, a seeded random pick within each),
         `sample` (seeded random pick of that many), `first_n`. The result is in file order and deterministic
-        for the same arguments; quotas above what a type holds take all of it."""
+        for the same arguments; quotas above what a type holds take all of it. `names`: what the caller calls
+        each argument (`{"first_n": "dataset.limit"}` for `ombench run`, `--first-n` for `ombench data`), used
+        in errors and in the subset's note."""
         source = str(self.path or self.name)
+        name = {k: k for k in ("first_n", "per_type", "ids", "sample", "seed", "stratified")} | dict(names or {})
         chosen = list(self.instances)
         # empty `ids` / `per_type` mapping mean "no filter" (config defaults), never "select nothing"
         ids = list(ids) if ids else None
@@ -160,18 +164,18 @@ class Dataset:
             quotas = {t: int(per_type) for t in QUESTION_TYPES} if isinstance(per_type, int) else dict(per_type)
             unknown = [t for t in quotas if t not in QUESTION_TYPES]
             if unknown:
-                raise DataError(f"{source}: per_type names unknown question type {unknown[0]!r}; use one of " + ", ".join(QUESTION_TYPES))
+                raise DataError(f"{source}: {name['per_type']} names unknown question type {unknown[0]!r}; use one of " + ", ".join(QUESTION_TYPES))
             rng = random.Random(f"per_type:{seed}")
             keep_ids: set[str] = set()
             for qtype, quota in quotas.items():
                 pool = [i.question_id for i in chosen if i.question_type == qtype]
                 if quota < 0:
-                    raise DataError(f"{source}: per_type quota for {qtype!r} is {quota}; quotas must be >= 0")
+                    raise DataError(f"{source}: {name['per_type']} quota for {qtype!r} is {quota}; quotas must be >= 0")
                 keep_ids.update(rng.sample(pool, min(quota, len(pool))))
             chosen = [i for i in chosen if i.question_id in keep_ids]
         if stratified is not None:
             if stratified < 0:
-                raise DataError(f"{source}: stratified is {stratified}; it must be >= 0")
+                raise DataError(f"{source}: {name['stratified']} is {stratified}; it must be >= 0")
             counts = Counter(i.question_type for i in chosen)
             rng = random.Random(f"stratified:{seed}")
             keep_ids = set()
@@ -181,19 +185,18 @@ class Dataset:
             chosen = [i for i in chosen if i.question_id in keep_ids]
         if sample is not None:
             if sample < 0:
-                raise DataError(f"{source}: sample is {sample}; it must be >= 0")
+                raise DataError(f"{source}: {name['sample']} is {sample}; it must be >= 0")
             picked = set(random.Random(f"sample:{seed}").sample([i.question_id for i in chosen], min(sample, len(chosen))))
             chosen = [i for i in chosen if i.question_id in picked]
         if first_n is not None:
             if first_n < 0:
-                raise DataError(f"{source}: first_n is {first_n}; it must be >= 0")
+                raise DataError(f"{source}: {name['first_n']} is {first_n}; it must be >= 0")
             chosen = chosen[:first_n]
-        parts = [f"ids={len(ids)}" if ids is not None else "", f"per_type={per_type}" if per_type is not None else "",
-                 f"stratified={stratified}" if stratified is not None else "",
-                 f"sample={sample}" if sample is not None else "", f"first_n={first_n}" if first_n is not None else ""]
-        how = ", ".join(p for p in parts if p)
+        given = {"ids": len(ids) if ids is not None else None, "per_type": per_type, "stratified": stratified,
+                 "sample": sample, "first_n": first_n}
+        how = ", ".join(f"{name[k]}={v}" for k, v in given.items() if v is not None)
         if per_type is not None or sample is not None or stratified is not None:
-            how += f", seed={seed}"
+            how += f", {name['seed']}={seed}"
         note = f"subset of {len(chosen)}/{len(self.instances)} questions ({how})"
         return replace(
             self,

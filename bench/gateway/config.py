@@ -24,7 +24,8 @@ class RoleModel:
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
-            raise ConfigError("gateway: a role has an empty model; set roles.<role>.model, e.g. 'openai/gpt-4o'")
+            raise ConfigError("GatewayConfig: a role has an empty model; give roles[<role>] a litellm model such as "
+                              "'openai/gpt-4o' (ombench run: model.<role>.model)")
 
 
 @dataclass
@@ -56,9 +57,11 @@ class GatewayConfig:
             raise ConfigError("gateway: no roles configured; add roles: {actor: {model: ...}, ...}")
         self.roles = {str(k): _role_model(k, v) for k, v in self.roles.items()}
         if self.cache_policy not in CACHE_POLICIES:
-            raise ConfigError(f"gateway.cache_policy={self.cache_policy!r} is invalid; use one of rw, ro, off")
+            raise ConfigError(f"GatewayConfig.cache_policy={self.cache_policy!r} is invalid; use one of rw, ro, off "
+                              "(ombench run: output.response_cache_policy)")
         if self.cache_policy != "off" and not self.cache_path:
-            raise ConfigError("gateway.cache_path is empty while cache_policy is on; set a path or cache_policy=off")
+            raise ConfigError("GatewayConfig.cache_path is empty while cache_policy is on; set a path or cache_policy=off "
+                              "(ombench run: output.response_cache, output.response_cache_policy)")
         _positive("max_attempts", self.max_attempts, integer=True)
         _positive("max_concurrency", self.max_concurrency, integer=True)
         _positive("timeout_s", self.timeout_s)
@@ -72,7 +75,7 @@ class GatewayConfig:
             if isinstance(val, bool) or not isinstance(val, int) or val <= 0:
                 raise ConfigError(f"gateway.context_window.{key}={val!r} must be a positive integer (tokens)")
         if self.backoff_base_s < 0 or self.backoff_max_s < 0:
-            raise ConfigError("gateway.backoff_base_s/backoff_max_s must be >= 0; e.g. backoff_base_s=1")
+            raise ConfigError("GatewayConfig.backoff_base_s/backoff_max_s must be >= 0; e.g. backoff_base_s=1")
         for name in ("rpm", "tpm"):
             for prov, val in dict(getattr(self, name)).items():
                 if not isinstance(val, (int, float)) or val <= 0:
@@ -109,16 +112,17 @@ def _role_model(role: Any, value: Any) -> RoleModel:
         extra = set(value) - {"model", "params"}
         if extra or "model" not in value:
             raise ConfigError(
-                f"gateway.roles.{role} must be {{model: str, params: {{...}}}}; got keys {sorted(value)}")
+                f"GatewayConfig.roles[{role!r}] must be {{model: str, params: {{...}}}}; got keys {sorted(value)}")
         return RoleModel(str(value["model"]), dict(value.get("params") or {}))
-    raise ConfigError(f"gateway.roles.{role} must be a model string or {{model, params}}; got {type(value).__name__}")
+    raise ConfigError(f"GatewayConfig.roles[{role!r}] must be a model string or {{model, params}}; "
+                      f"got {type(value).__name__}")
 
 
 def _positive(name: str, value: Any, integer: bool = False) -> None:
     ok = isinstance(value, int) if integer else isinstance(value, (int, float))
     if not ok or isinstance(value, bool) or value <= 0:
         kind = "a positive integer" if integer else "a positive number"
-        raise ConfigError(f"gateway.{name}={value!r} must be {kind}")
+        raise ConfigError(f"GatewayConfig.{name}={value!r} must be {kind}")
 
 
 def provider_of(model: str) -> str:

@@ -85,8 +85,8 @@ class ResponseCache:
         self.writes = 0
         self.lock_retries = 0
         if policy == "ro" and not self.path.is_file():
-            raise ConfigError(f"gateway.cache_path={str(path)!r} does not exist but cache_policy=ro; "
-                              "fill it with cache_policy=rw first or set cache_policy=off")
+            raise ConfigError(f"output.response_cache={str(path)!r} does not exist but output.response_cache_policy=ro; "
+                              "fill it with a run under rw first, or set output.response_cache_policy=off")
         try:
             if policy == "ro":
                 self._conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=busy_timeout_s,
@@ -97,8 +97,8 @@ class ResponseCache:
                                              isolation_level=None)
                 self._retrying(self._init_schema)
         except (OSError, sqlite3.Error) as exc:
-            raise ConfigError(f"gateway.cache_path={str(path)!r} is not a usable SQLite file ({exc}); "
-                              "choose a writable path or set cache_policy=off") from exc
+            raise ConfigError(f"output.response_cache={str(path)!r} is not a usable SQLite file ({exc}); "
+                              "choose a writable path or set output.response_cache_policy=off") from exc
         self._lock = threading.Lock()  # one connection, used from worker threads one at a time
 
     def _init_schema(self) -> None:

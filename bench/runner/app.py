@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.config import RootCfg, to_plain, validate
+from bench.errors import UserError
+from bench.secrets import guard_process, is_secret_key, secrets_in
 
 if TYPE_CHECKING:  # the runner and the store import pandas and DuckDB: loaded once the preflight has passed
     from bench.runner.experiment import RunOutcome
@@ -34,9 +36,17 @@ def _is_multirun() -> tuple[bool, Path | None, str]:
 def run_job(cfg: Any) -> list[RunOutcome]:
     """Run one composed config. Raises UserError (one line per problem) for a bad config or a failed
     preflight, Interrupted on Ctrl-C (finished questions are stored)."""
-    raw: dict[str, Any] = to_plain(cfg)
-    raw.pop("hydra", None)
-    root = validate(raw)
+    try:
+        raw: dict[str, Any] = to_plain(cfg)
+        raw.pop("hydra", None)
+        guard_process(raw)  # remember this config's secrets: no log line, console line or stored text shows them
+        root = validate(raw)  # every value and every strategy param, before any data is loaded
+    except UserError as exc:
+        from bench.runner.runlog import log
+
+        for line in str(exc).splitlines():  # the run log says why nothing ran
+            log.error("config: %s", line)
+        raise
     if root.run.preflight:
         from bench.runner.preflight import PreflightError, preflight
 
@@ -62,13 +72,21 @@ def run_job(cfg: Any) -> list[RunOutcome]:
     multirun, job_dir, overrides = _is_multirun()
     if multirun:
         # jobs of one sweep share the experiment name: their overrides tell them apart in tables and plots
-        swept = ",".join(o for o in overrides.split(",") if o and not o.startswith("experiment="))
+        swept = ",".join(o for o in overrides.split(",") if o and not o.startswith("experiment=")
+                         and not _holds_secret(o))
         root.experiment_name = f"{root.experiment_name}[{swept}]" if swept else root.experiment_name
     tally = _Tally()
     try:
         return asyncio.run(_run(root, raw, multirun, job_dir, tally))
     except KeyboardInterrupt:
         raise Interrupted(tally.interrupted_line(root.output.db)) from None
+
+
+def _holds_secret(override: str) -> bool:
+    """A swept override that sets a secret key or holds a hidden value (`${oc.env:OMBENCH_SECRET_...}`): it
+    names no run."""
+    key, _, value = override.partition("=")
+    return is_secret_key(key) or "OMBENCH_SECRET_" in value or bool(secrets_in({"v": value}))
 
 
 class _Tally:

@@ -34,9 +34,9 @@ class RunOutcome:
     run_key: str
     strategy: str
     planned: int
-    computed: int
-    skipped: int
-    failed: int
+    computed: int  # questions whose rows this command wrote (one stored with an error included)
+    skipped: int  # already stored by an earlier run
+    failed: int  # raised before anything of them was written
     errors: list[str] = field(default_factory=list)
     not_started: int = 0  # questions left out because run.max_usd was reached
     stopped: str | None = None  # why the run stopped before its last question (a run-fatal error), if it did
@@ -54,11 +54,16 @@ def load_data(cfg: RootCfg) -> Dataset:
     if d.limit or d.per_type or d.ids or d.sample or d.stratified:
         full = ds
         ds = ds.subset(first_n=d.limit or None, per_type=d.per_type, ids=d.ids, sample=d.sample, seed=d.seed,
-                       stratified=d.stratified)
+                       stratified=d.stratified, names=SUBSET_KEYS)
         warning = ds.coverage_warning(full, knobs=_subset_knobs(d))
         if warning:
             print(f"ombench: warning: {warning}", file=sys.stderr)
     return ds
+
+
+# Dataset.subset's arguments as `ombench run` names them (its errors and the subset's note say these)
+SUBSET_KEYS = {"first_n": "dataset.limit", "per_type": "dataset.per_type", "ids": "dataset.ids",
+               "sample": "dataset.sample", "seed": "dataset.seed", "stratified": "dataset.stratified"}
 
 
 def _subset_knobs(d: Any) -> str:

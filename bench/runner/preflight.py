@@ -141,17 +141,29 @@ def check_credentials(ctx: PreflightContext) -> Iterable[Finding]:
         return
     from bench.gateway.local import is_local
     from bench.gateway.setup import ensure_litellm
+    from bench.secrets import split_url_credentials
 
     litellm = None
+    # gateway.api_key_env: the gateway reads the named variable for every call of the role (in-process ones too)
+    unset: dict[str, list[str]] = {}  # config key -> roles
+    for role, model in ctx.roles.items():
+        var = ctx.key_env(role)
+        if var is not None and not ctx.env.get(var):
+            entry = role.value if role.value in ctx.cfg.gateway.api_key_env else ctx.provider(model)
+            unset.setdefault(f"gateway.api_key_env.{entry}={var}", []).append(str(role))
+    for setting, roles in unset.items():
+        var = setting.split("=", 1)[1]
+        yield Finding("credentials", "error",
+                      f"{setting} names an unset environment variable ({', '.join(roles)}): export {var}=<key> "
+                      "or drop the setting (keys are read from the environment, never stored)")
     needs: dict[str, list[tuple[Role, str]]] = {}  # variable(s) to set -> roles (and models) needing it
     for role, model in ctx.real_roles().items():
-        var = ctx.key_env(role)
-        if var is not None:
-            if not ctx.env.get(var):
-                needs.setdefault(var, []).append((role, model))
+        if ctx.key_env(role) is not None:  # checked above
             continue
         base = ctx.api_base(role)
         if base and is_local(base):  # a self-hosted server takes any key (the gateway sends a placeholder)
+            continue
+        if base and split_url_credentials(base)[1]:  # the URL's password is sent as the key
             continue
         litellm = litellm or ensure_litellm()
         missing = _missing_keys(litellm, model)
@@ -204,7 +216,7 @@ def check_context_windows(ctx: PreflightContext) -> Iterable[Finding]:
                 unknown.append(f"{role} {model}")
         elif tokens > w:
             yield Finding("context_windows", "error",
-                          f"strategies.{strategy}: a {role} call carries at least {tokens:,} tokens, more than the "
+                          f"strategies.{strategy}: each {role} call carries at least {tokens:,} tokens, more than the "
                           f"context window of {model} ({w:,}); lower the strategy's thresholds or pick a larger model")
     if unknown:
         yield Finding("context_windows", "warning",

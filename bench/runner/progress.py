@@ -30,7 +30,9 @@ class _Tally:
     cached: float = 0.0
     prompt: float = 0.0
     started: float = field(default_factory=time.monotonic)
-    computed: int = 0
+    processed: int = 0  # questions this command finished, written or not (the ETA's rate)
+    written: int = 0  # questions whose rows were written (a stored error included)
+    stored_errors: int = 0  # of those, the ones stored with an error (the next run retries them)
     last_log: int = -1
 
 
@@ -97,10 +99,12 @@ class Progress:
     def advance(self, name: str, result: QuestionResult | None = None, failed: bool = False) -> None:
         t = self._tallies[name]
         t.done += 1
-        t.computed += 1
-        if failed:
+        t.processed += 1
+        if failed:  # raised before its rows were written: nothing of it is stored
             t.failed += 1
         if result is not None:
+            t.written += 1
+            t.stored_errors += bool(result.sample.error)
             for c in billed_calls(result):
                 t.billed_tokens += c.prompt_tokens + c.completion_tokens
                 t.cost += c.cost_usd or 0.0
@@ -128,8 +132,7 @@ class Progress:
         t = self._tallies.get(name)
         if t is None:
             return
-        line = (f"[{name}] finished: {t.computed} computed, {t.failed} failed in "
-                f"{duration(time.monotonic() - t.started)}; {self.stats(t)}")
+        line = f"[{name}] finished: {self.counts(t)} in {duration(time.monotonic() - t.started)}; {self.stats(t)}"
         log.info(line)
         if self.mode == "log":
             print(line, file=sys.stderr, flush=True)
@@ -142,6 +145,16 @@ class Progress:
         else:
             print(text, file=sys.stderr, flush=True)
 
+    @staticmethod
+    def counts(t: _Tally) -> str:
+        """What this command wrote, e.g. `4 written (1 with a stored error), 4 failed and not written`."""
+        text = f"{t.written} written"
+        if t.stored_errors:
+            text += f" ({t.stored_errors} with a stored error, retried by the next run)"
+        if t.failed:
+            text += f", {t.failed} failed and not written"
+        return text
+
     def stats(self, t: _Tally) -> str:
         hit = f"{t.cached / t.prompt:.0%}" if t.prompt else "n/a"
         fail = f" failed {t.failed}" if t.failed else ""
@@ -150,7 +163,7 @@ class Progress:
 
     @staticmethod
     def _eta(t: _Tally) -> str:
-        if not t.computed:
+        if not t.processed:
             return "?"
-        rate = (time.monotonic() - t.started) / t.computed
+        rate = (time.monotonic() - t.started) / t.processed
         return duration(rate * (t.total - t.done))

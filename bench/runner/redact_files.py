@@ -13,10 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-try:
-    from hydra.experimental.callback import Callback
-except ImportError:  # pragma: no cover
-    Callback = object  # type: ignore[misc,assignment]
+from hydra.experimental.callback import Callback
 
 SAVED = ("config.yaml", "hydra.yaml", "overrides.yaml")
 

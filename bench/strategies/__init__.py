@@ -12,6 +12,7 @@ in `STRATEGIES`.
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -84,10 +85,18 @@ def resolve_strategy(kind: str, params: Mapping[str, Any] | None, settings: Repl
     """Resolve a strategy of registered `kind` with its config `params` under the job's `settings`.
 
     The job's common params (answer.method, answer.history_format, replay.await_background) are offered first,
-    so a strategy's own value for one wins. Raises ConfigError for an unknown kind or a bad param."""
+    so a strategy's own value for one wins. Raises ConfigError for an unknown kind, a bad param (its type or
+    declared range) or a combination the strategy's `check` refuses."""
     cls = strategy_class(kind)
     settings = settings or ReplaySettings()
-    p = cls.parse({**settings.common_params(), **dict(params or {})})
+    try:
+        p = cls.parse({**settings.common_params(), **dict(params or {})})
+        cls.check(p, settings)
+    except ConfigError as exc:
+        if not name or name == kind:
+            raise
+        # a variant (`om_small: {name: om}`) is configured under its own key: the message names that key
+        raise ConfigError(re.sub(rf"\bstrategies\.{re.escape(kind)}(?=[.:\s]|$)", f"strategies.{name}", str(exc))) from None
     return StrategySpec(name or kind, cls, p, cls.model_roles(p), settings)
 
 

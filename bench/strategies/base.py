@@ -5,22 +5,18 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-import types
-import typing
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, Literal, Mapping, Protocol, TypeVar, get_args
+from typing import Any, Awaitable, Callable, ClassVar, Mapping, Protocol
 
 from bench.errors import ConfigError
 from bench.prompt import Prompt
 from bench.replay import ReplayTurn
 from bench.roles import Role
 from bench.store.contract import MemoryRow
+from bench.strategies.params import Range, parse_params
 from om_core.llm import ChatModel
 from om_core.tokens import TokenCounter
-
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
 
 EmbedFn = Callable[[list[str]], Awaitable[list[list[float]]]]
 
@@ -138,7 +134,14 @@ class StrategyBase(abc.ABC):
     @classmethod
     def parse(cls, params: Mapping[str, Any] | None) -> Any:
         """The params dataclass from a config dict (defaults filled in). Raises ConfigError naming a bad knob."""
-        return parse_params(cls.params_type, params, cls.name)
+        return parse_params(cls.params_type, params, cls.name, ignore=COMMON_PARAMS)
+
+    @classmethod
+    def check(cls, p: Any, settings: ReplaySettings) -> None:
+        """Rules across params and the job's settings, checked with the config before any question (each
+        param's own range is declared with it: `Annotated[int, Range(...)]`, bench.strategies.params). Raises
+        ConfigError (one line naming `strategies.<name>.params.<knob>` and the fix). Default: none."""
+        return None
 
     @classmethod
     def model_roles(cls, p: Any) -> frozenset[Role]:
@@ -167,74 +170,9 @@ class StrategyBase(abc.ABC):
         return dataclasses.asdict(p)
 
 
-# ---- params ---------------------------------------------------------------------------------------------
-
 # Offered to every strategy from the job settings (ReplaySettings.common_params); one that has no use for a
 # knob ignores it.
 COMMON_PARAMS = tuple(ReplaySettings().common_params())
 
-P = TypeVar("P", bound="DataclassInstance")
-
-
-def parse_params(cls: type[P], params: Mapping[str, Any] | None, strategy: str) -> P:
-    """Build a params dataclass from a config dict: unknown knobs and wrong types are one-line ConfigErrors.
-
-    Field types come from the dataclass annotations (str, int, float, bool, Literal[...], X | None).
-    """
-    data = dict(params or {})
-    known = {f.name: f for f in dataclasses.fields(cls)}
-    hints = typing.get_type_hints(cls)
-    kwargs: dict[str, Any] = {}
-    for key, value in data.items():
-        if key not in known:
-            if key in COMMON_PARAMS:
-                continue
-            raise ConfigError(
-                f"strategies.{strategy}.params.{key}: unknown parameter; valid: {', '.join(sorted(known))}"
-            )
-        kwargs[key] = _check(value, hints[key], f"strategies.{strategy}.params.{key}")
-    return cls(**kwargs)
-
-
-def _check(value: Any, hint: Any, where: str) -> Any:
-    origin = typing.get_origin(hint)
-    if origin is Literal:
-        choices = get_args(hint)
-        if value not in choices:
-            raise ConfigError(f"{where}={value!r}: choose one of {', '.join(map(repr, choices))}")
-        return value
-    if origin in (typing.Union, types.UnionType):
-        args = get_args(hint)
-        if value is None and type(None) in args:
-            return None
-        errors = []
-        for a in args:
-            if a is type(None):
-                continue
-            try:
-                return _check(value, a, where)
-            except ConfigError as exc:
-                errors.append(str(exc))
-        raise ConfigError(errors[0] if len(errors) == 1 else f"{where}={value!r}: expected {_name(hint)}")
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where}={value!r}: expected true or false")
-        return value
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{where}={value!r}: expected an integer")
-        return value
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{where}={value!r}: expected a number")
-        return float(value)
-    if hint is str:
-        if not isinstance(value, str):
-            raise ConfigError(f"{where}={value!r}: expected a string")
-        return value
-    return value  # dicts and other structured knobs are checked by their consumer
-
-
-def _name(hint: Any) -> str:
-    return " or ".join(getattr(a, "__name__", str(a)) for a in get_args(hint) if a is not type(None))
-
+__all__ = ["COMMON_PARAMS", "Range", "ReplaySettings", "Strategy", "StrategyBase", "StrategyContext", "TurnResult",
+           "parse_params"]

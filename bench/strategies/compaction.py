@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from bench.errors import ConfigError
 from bench.prompt import Prompt, Segment
 from bench.replay import ReplayTurn
 from bench.roles import Role
-from bench.strategies.base import ReplaySettings, StrategyBase, StrategyContext, TurnResult
+from bench.strategies.base import Range, ReplaySettings, StrategyBase, StrategyContext, TurnResult
 from bench.strategies.history import Msg, question_text, system_segments, turn_msgs, user_msg
 
 SUMMARIZER_SYSTEM = (
@@ -38,9 +38,10 @@ SUMMARY_PREFIX = "Summary of the earlier conversation with this user (older mess
 
 @dataclass
 class CompactionParams:
-    threshold: float = 30000  # tokens of summary + history (+ new message); < 1: fraction of max_input_tokens
-    keep_recent_tokens: int = 6000
-    summary_max_tokens: int = 2000
+    # tokens of summary + history (+ new message); < 1: fraction of max_input_tokens
+    threshold: Annotated[float, Range(gt=0, unit="(tokens, or a fraction of the Actor's window in (0, 1))")] = 30000
+    keep_recent_tokens: Annotated[int, Range(ge=0, unit="tokens")] = 6000
+    summary_max_tokens: Annotated[int, Range(gt=0, unit="tokens")] = 2000
     session_markers: bool = True
 
 
@@ -61,15 +62,8 @@ class CompactionStrategy(StrategyBase):
     def __init__(self, p: CompactionParams, ctx: StrategyContext) -> None:
         self.p = p
         self.ctx = ctx
-        t = self.p.threshold
-        self.threshold = threshold_tokens(t, ctx.max_input_tokens)
-        if self.threshold <= 0:
-            raise ConfigError(f"strategies.compaction.params.threshold={t}: use a token count or a fraction in (0, 1)")
-        if not 0 <= self.p.keep_recent_tokens < self.threshold:
-            raise ConfigError(
-                f"strategies.compaction.params.keep_recent_tokens={self.p.keep_recent_tokens}: must be >= 0 and "
-                f"below the threshold ({self.threshold} tokens)"
-            )
+        self.threshold = threshold_tokens(self.p.threshold, ctx.max_input_tokens)
+        self._check(self.threshold, self.p.keep_recent_tokens)
         self.summarizer = ctx.model(Role.SUMMARIZER, self.name)
         self.summary = ""
         self.generation = 0  # number of compactions so far
@@ -117,6 +111,23 @@ class CompactionStrategy(StrategyBase):
         self.msgs = [Msg(r, t, k, self.ctx.tokens(t)) for r, t, k in state.get("msgs", [])]
         self._resegment()
         self._tokens = self._summary_tokens() + sum(m.tokens for m in self.msgs)
+
+    @classmethod
+    def check(cls, p: CompactionParams, settings: ReplaySettings) -> None:
+        cls._check(threshold_tokens(p.threshold, settings.max_input_tokens), p.keep_recent_tokens,
+                   settings.max_input_tokens)
+
+    @staticmethod
+    def _check(threshold: int, keep_recent: int, window: int | None = None) -> None:
+        w = "strategies.compaction.params"
+        if threshold <= 0:
+            raise ConfigError(f"{w}.threshold: resolves to {threshold} tokens; give a token count or a fraction in (0, 1)")
+        if keep_recent >= threshold:
+            raise ConfigError(f"{w}.keep_recent_tokens={keep_recent}: must be below the threshold ({threshold} "
+                              f"tokens); lower it or raise {w}.threshold")
+        if window is not None and threshold > window:
+            raise ConfigError(f"{w}.threshold: {threshold:,} tokens is more than the Actor's window "
+                              f"(model.actor_max_input_tokens={window:,}); lower it, or give a fraction in (0, 1)")
 
     @classmethod
     def call_inputs(cls, p: CompactionParams, settings: ReplaySettings) -> dict[Role, int]:

@@ -26,13 +26,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from bench.errors import ConfigError
 from bench.prompt import Prompt, Segment
 from bench.replay import ReplayTurn, as_utc
 from bench.roles import Role
-from bench.strategies.base import StrategyBase, StrategyContext, TurnResult
+from bench.strategies.base import Range, StrategyBase, StrategyContext, TurnResult
 from bench.strategies.bm25 import BM25Index, term_counts
 from bench.strategies.decay_evaluator import Scores, evaluator_request, parse_scores, rule_scores
 from bench.strategies.decay_memory import (
@@ -66,23 +65,24 @@ MAX_FAILURES_KEPT = 20
 @dataclass
 class DecayParams:
     evaluator: Literal["model", "rules"] = "model"  # the evaluator model role, or seed 004's rules (no calls)
-    evaluate_every: int = 4  # rounds scored per evaluator call (and at every session end)
-    decay_factor: float = 0.95  # activation kept per day
-    importance_weight: float = 0.7
-    volatility_weight: float = 0.3
-    access_boost: float = 0.1
-    cleanup_threshold: float = 0.1  # items whose activation falls below this are forgotten
-    max_age_days: float | None = None  # also forget items older than this whatever their activation (seed: 30)
-    consolidate_every: int = 5  # sessions between consolidation passes (0 = never)
-    consolidate_group_size: int = 4  # items sharing an entity merged into one
-    consolidate_max_groups: int = 2  # merges per pass (bounds the summariser calls)
-    consolidation_max_tokens: int = 300
-    top_k: int = 10
-    recent_turns: int = 4  # rounds of the current session kept raw
+    evaluate_every: Annotated[int, Range(ge=1, unit="rounds")] = 4  # rounds scored per evaluator call (and at every session end)
+    decay_factor: Annotated[float, Range(gt=0, le=1, unit="(activation kept per day)")] = 0.95
+    importance_weight: Annotated[float, Range(ge=0)] = 0.7
+    volatility_weight: Annotated[float, Range(ge=0, le=1)] = 0.3
+    access_boost: Annotated[float, Range(ge=0)] = 0.1
+    cleanup_threshold: Annotated[float, Range(ge=0, lt=1)] = 0.1  # items whose activation falls below this are forgotten
+    # also forget items older than this whatever their activation (seed: 30)
+    max_age_days: Annotated[float | None, Range(gt=0, unit="days (or null)")] = None
+    consolidate_every: Annotated[int, Range(ge=0, unit="sessions (0 = never)")] = 5  # sessions between consolidation passes
+    consolidate_group_size: Annotated[int, Range(ge=2)] = 4  # items sharing an entity merged into one
+    consolidate_max_groups: Annotated[int, Range(ge=1)] = 2  # merges per pass (bounds the summariser calls)
+    consolidation_max_tokens: Annotated[int, Range(ge=16, unit="tokens")] = 300
+    top_k: Annotated[int, Range(ge=1)] = 10
+    recent_turns: Annotated[int, Range(ge=0, unit="rounds")] = 4  # rounds of the current session kept raw
     remember_assistant: bool = True  # store the assistant's messages too (LongMemEval asks about them)
     stopwords: bool = True  # BM25 relevance: drop function words
-    k1: float = 1.5
-    b: float = 0.75
+    k1: Annotated[float, Range(ge=0)] = 1.5
+    b: Annotated[float, Range(ge=0, le=1)] = 0.75
 
 
 @dataclass
@@ -104,7 +104,6 @@ class DecayStrategy(StrategyBase):
     def __init__(self, p: DecayParams, ctx: StrategyContext) -> None:
         self.p = p
         self.ctx = ctx
-        _check(p)
         self.knobs = DecayKnobs(p.decay_factor, p.importance_weight, p.volatility_weight, p.access_boost)
         roles = self.model_roles(p)
         self.evaluator = ctx.model(Role.EVALUATOR, self.name) if Role.EVALUATOR in roles else None
@@ -351,27 +350,3 @@ class DecayStrategy(StrategyBase):
                           breakpoint, index)
             self._item_segs[(item_id, breakpoint)] = seg
         return seg
-
-
-def _check(p: DecayParams) -> None:
-    """One-line ConfigErrors for knobs outside their range."""
-    w = "strategies.decay.params"
-    rules = [
-        (0 < p.decay_factor <= 1, f"{w}.decay_factor={p.decay_factor}: must be in (0, 1] (activation kept per day)"),
-        (p.importance_weight >= 0, f"{w}.importance_weight={p.importance_weight}: must be >= 0"),
-        (0 <= p.volatility_weight <= 1, f"{w}.volatility_weight={p.volatility_weight}: must be in [0, 1]"),
-        (p.access_boost >= 0, f"{w}.access_boost={p.access_boost}: must be >= 0"),
-        (0 <= p.cleanup_threshold < 1, f"{w}.cleanup_threshold={p.cleanup_threshold}: must be in [0, 1)"),
-        (p.max_age_days is None or p.max_age_days > 0, f"{w}.max_age_days={p.max_age_days}: must be > 0 or null"),
-        (p.evaluate_every >= 1, f"{w}.evaluate_every={p.evaluate_every}: must be >= 1 round"),
-        (p.consolidate_every >= 0, f"{w}.consolidate_every={p.consolidate_every}: must be >= 0 sessions (0 = never)"),
-        (p.consolidate_group_size >= 2, f"{w}.consolidate_group_size={p.consolidate_group_size}: must be >= 2"),
-        (p.consolidate_max_groups >= 1, f"{w}.consolidate_max_groups={p.consolidate_max_groups}: must be >= 1"),
-        (p.consolidation_max_tokens >= 16,
-         f"{w}.consolidation_max_tokens={p.consolidation_max_tokens}: must be >= 16"),
-        (p.top_k >= 1, f"{w}.top_k={p.top_k}: must be >= 1"),
-        (p.recent_turns >= 0, f"{w}.recent_turns={p.recent_turns}: must be >= 0"),
-    ]
-    for ok, msg in rules:
-        if not ok:
-            raise ConfigError(msg)

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from bench.errors import ConfigError
 from bench.evaluate.reader_prompt import question_block, reader_prompt_parts, session_block
 from bench.prompt import Prompt, Segment
 from bench.replay import ReplayTurn
-from bench.strategies.base import StrategyBase, StrategyContext, TurnResult
+from bench.strategies.base import Range, ReplaySettings, StrategyBase, StrategyContext, TurnResult
 from bench.strategies.history import Msg, SessionLog, system_segments, turn_msgs, user_msg
 
 _CONTENT_MARK = "\nSession Content:\n"
@@ -30,7 +30,7 @@ _CONTENT_MARK = "\nSession Content:\n"
 
 @dataclass
 class FullContextParams:
-    reserve_tokens: int = 1000
+    reserve_tokens: Annotated[int, Range(ge=0, unit="tokens")] = 1000
     truncation: Literal["drop_oldest", "keep_head"] = "drop_oldest"
     method: Literal["con", "direct"] = "con"
     history_format: Literal["json", "nl"] = "json"
@@ -52,15 +52,26 @@ class FullContextStrategy(StrategyBase):
     params_type = FullContextParams
     renders_reader_prompt = True  # the official reader layout, cut to the Actor's window
 
+    @staticmethod
+    def _budget(p: FullContextParams, window: int, output_budget: int) -> int:
+        """Tokens left for history: the window minus the answer budget and the reserve."""
+        return window - output_budget - p.reserve_tokens
+
+    @classmethod
+    def check(cls, p: FullContextParams, settings: ReplaySettings) -> None:
+        if cls._budget(p, settings.max_input_tokens, settings.output_budget) <= 0:
+            raise ConfigError(
+                f"strategies.{cls.name}.params.reserve_tokens={p.reserve_tokens}: leaves no room for history in a "
+                f"{settings.max_input_tokens}-token window (model.actor_max_input_tokens) with "
+                f"{settings.output_budget} output tokens (answer.max_tokens); lower it"
+            )
+
     def __init__(self, p: FullContextParams, ctx: StrategyContext) -> None:
         self.p = p
         self.ctx = ctx
-        self.budget = ctx.max_input_tokens - ctx.output_budget - self.p.reserve_tokens
-        if self.budget <= 0:
-            raise ConfigError(
-                f"strategies.{self.name}.params.reserve_tokens={self.p.reserve_tokens}: leaves no room for history "
-                f"in a {ctx.max_input_tokens}-token window with {ctx.output_budget} output tokens; lower it"
-            )
+        self.budget = self._budget(p, ctx.max_input_tokens, ctx.output_budget)
+        if self.budget <= 0:  # checked with the config (`check`); a context built by hand gets the same line
+            self.check(p, ReplaySettings(max_input_tokens=ctx.max_input_tokens, output_budget=ctx.output_budget))
         key, text = reader_prompt_parts([], "", "", method=self.p.method, history_format=self.p.history_format)[0]
         self._instr = (key, text)
         self.closed: list[SessionLog] = []

@@ -23,13 +23,13 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Mapping
 
 from bench.errors import ConfigError
 from bench.prompt import Prompt
 from bench.replay import ReplayTurn, as_utc
 from bench.roles import Role
-from bench.strategies.base import ReplaySettings, StrategyBase, StrategyContext, TurnResult
+from bench.strategies.base import Range, ReplaySettings, StrategyBase, StrategyContext, TurnResult
 from bench.strategies.history import SegmentCache, question_text, system_segments
 from om_core.types import ContextMessage, Message
 from om_core.types import Role as MessageRole
@@ -43,8 +43,8 @@ if TYPE_CHECKING:
 class OMParams:
     profile: Literal["m11", "m31"] = "m31"
     scope: Literal["resource", "thread"] = "resource"
-    message_tokens: int = 30000
-    observation_tokens: int = 40000
+    message_tokens: Annotated[int, Range(gt=0, unit="tokens")] = 30000  # unobserved messages before the Observer runs
+    observation_tokens: Annotated[int, Range(gt=0, unit="tokens")] = 40000  # observations before the Reflector runs
     buffer_tokens: int | float | bool | None = None  # None: the profile/scope default (resource scope: off)
     obscure_thread_ids: bool = True
     await_background: bool = True
@@ -55,7 +55,7 @@ class OMParams:
     context_layout: Literal["mastra", "stable_prefix"] = "mastra"  # stable_prefix: OTHER block after observations
     degenerate_guard: bool | None = None  # None: the profile's rule (m31 checks for loops, m11 does not)
     working_memory: bool = False  # the Observer keeps a working-memory block, shown after the observations
-    working_memory_tokens: int = 400  # its token cap
+    working_memory_tokens: Annotated[int, Range(gt=0, unit="tokens")] = 400  # its token cap
     observation: dict[str, Any] | None = None  # further OMConfig.observation knobs
     reflection: dict[str, Any] | None = None  # further OMConfig.reflection knobs
     config: dict[str, Any] | None = None  # further top-level OMConfig knobs (temporal_markers, activate_after_idle, ...)
@@ -190,6 +190,15 @@ class OMStrategy(StrategyBase):
         from bench.strategies.om_memory import memory_view  # the reading of om_core's records lives there
 
         return memory_view(state)
+
+    @classmethod
+    def check(cls, p: OMParams, settings: ReplaySettings) -> None:
+        om_config(p, settings.actor_model)  # every rule om_core's OMConfig enforces, before any question
+        actor = p.message_tokens + p.observation_tokens
+        if actor > settings.max_input_tokens:
+            raise ConfigError(
+                f"strategies.om.params: message_tokens + observation_tokens = {actor:,} tokens can reach the Actor, "
+                f"more than its window (model.actor_max_input_tokens={settings.max_input_tokens:,}); lower them")
 
     @classmethod
     def call_inputs(cls, p: OMParams, settings: ReplaySettings) -> dict[Role, int]:

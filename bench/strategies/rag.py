@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from bench.errors import ConfigError
 from bench.prompt import Prompt, Segment
 from bench.replay import ReplayTurn
 from bench.roles import Role
-from bench.strategies.base import ReplaySettings, StrategyBase, StrategyContext, TurnResult
+from bench.strategies.base import Range, ReplaySettings, StrategyBase, StrategyContext, TurnResult
 from bench.strategies.bm25 import BM25Index, term_counts, tokenize
 from bench.strategies.history import Msg, SegmentCache, question_text, system_segments, turn_msgs, user_msg
 
@@ -36,11 +36,11 @@ MEMORY_HEADER = (
 class RagParams:
     granularity: Literal["round", "session"] = "round"
     retriever: Literal["bm25", "rank_bm25", "dense"] = "bm25"
-    top_k: int | None = None  # None: 10 rounds / 5 sessions
-    recent_turns: int = 4  # rounds of the current session kept raw
+    top_k: Annotated[int | None, Range(ge=1, unit="(or null: 10 rounds / 5 sessions)")] = None  # None: 10 rounds / 5 sessions
+    recent_turns: Annotated[int, Range(ge=0, unit="rounds")] = 4  # rounds of the current session kept raw
     stopwords: bool = True
-    k1: float = 1.5
-    b: float = 0.75
+    k1: Annotated[float, Range(ge=0)] = 1.5
+    b: Annotated[float, Range(ge=0, le=1)] = 0.75
 
 
 def resolved_top_k(p: RagParams) -> int:
@@ -55,11 +55,7 @@ class RagStrategy(StrategyBase):
     def __init__(self, p: RagParams, ctx: StrategyContext) -> None:
         self.p = p
         self.ctx = ctx
-        self.top_k = resolved_top_k(p)
-        if self.top_k < 1 or self.p.recent_turns < 0:
-            raise ConfigError(
-                f"strategies.rag.params: top_k must be >= 1 and recent_turns >= 0 (got {self.top_k}, {self.p.recent_turns})"
-            )
+        self.top_k = resolved_top_k(p)  # top_k and recent_turns are range-checked with the config
         if self.p.retriever == "dense" and ctx.embed is None:
             raise ConfigError(
                 "strategies.rag.params.retriever=dense needs an embedder; configure model.embedder or use bm25"

@@ -59,7 +59,7 @@ async def test_an_uncached_provider_is_called_every_time(tmp_path: Path) -> None
 
 def test_unknown_model_names_and_bad_provider_names_are_config_errors() -> None:
     register_provider(echo_provider([], models=("a",)))
-    with pytest.raises(ConfigError, match=r"roles.actor.model='echo/z': the echo provider has no model 'z'"):
+    with pytest.raises(ConfigError, match=r"model.actor.model='echo/z': the echo provider has no model 'z'"):
         Gateway(GatewayConfig(roles={"actor": RoleModel("echo/z")}, cache_policy="off", cache_path=None))
     with pytest.raises(ConfigError, match="free of '/'"):
         CustomProvider("a/b", lambda: None)

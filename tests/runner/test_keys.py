@@ -93,7 +93,7 @@ def test_keys_follow_declared_roles_and_reader_prompt() -> None:
     summarizer = _set("model.summarizer.model", "openai/gpt-4.1-mini")
     embedder = _set("model.embedder.model", "openai/text-embedding-3-large")
     actor = _set("model.actor.model", "openai/gpt-5-mini")
-    window = _set("model.actor_max_input_tokens", 64000)
+    window = _set("model.actor_max_input_tokens", 100000)
     assert ingest_changes("om", observer) and not ingest_changes("compaction", observer)
     assert ingest_changes("compaction", summarizer) and not ingest_changes("om", summarizer)
     assert not ingest_changes("rag", embedder)  # bm25 declares no embedder

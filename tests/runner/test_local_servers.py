@@ -47,7 +47,7 @@ def test_the_context_window_is_read_and_a_run_that_cannot_fit_is_refused(tmp_pat
 
 def test_lowering_the_thresholds_is_what_the_error_asks_for(tmp_path):
     with FakeOpenAIServer(models=[MODEL], props={"default_generation_settings": {"n_ctx": 4096}}) as srv:
-        cfg = local_cfg(tmp_path, srv, "model.actor_max_input_tokens=2000")
+        cfg = local_cfg(tmp_path, srv, "model.actor_max_input_tokens=3600")
         eps = probe_endpoints(cfg, [Role.OBSERVER, Role.REFLECTOR])
         findings = check_endpoints(eps, call_sizes(cfg, ["om"]))
     errors = [m for level, m in findings if level == "error"]
@@ -60,12 +60,12 @@ def test_the_servers_tokenizer_and_a_configured_window(tmp_path):
         return list(range(2 * len(text.split())))
 
     with FakeOpenAIServer(models=[MODEL], tokenizer=two_per_word) as srv:  # no /props: the window is configured
-        cfg = local_cfg(tmp_path, srv, "model.actor_max_input_tokens=2000", "+gateway.context_window.openai=32768")
+        cfg = local_cfg(tmp_path, srv, "model.actor_max_input_tokens=3600", "+gateway.context_window.openai=32768")
         ep = probe_endpoints(cfg, [Role.OBSERVER])[Role.OBSERVER]
     assert ep.window_source == "config" and ep.context_window == 32768 and ep.ratio_source == "tokenize"
     assert ep.ratio > 1.0  # two tokens per word: more than o200k needs
     with FakeOpenAIServer(models=[MODEL]) as srv:  # a window nobody states: a warning that says what to set
-        cfg = local_cfg(tmp_path, srv, "model.actor_max_input_tokens=2000")
+        cfg = local_cfg(tmp_path, srv, "model.actor_max_input_tokens=3600")
         warnings = check_local_servers(cfg)
     assert any("gateway.context_window" in w for w in warnings)
 

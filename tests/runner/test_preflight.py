@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bench.config import validate
+from bench.errors import ConfigError
 from bench.roles import Role
 from bench.runner.app import run_job
 from bench.runner.preflight import (CHECKS, Finding, PreflightError, build_context, preflight, register_check,
@@ -66,9 +67,20 @@ def test_api_key_env_and_local_base_url(tmp_path, no_keys, monkeypatch) -> None:
     ctx = build_context(_root(tmp_path, *base, "+gateway.api_base.actor=http://127.0.0.1:8000/v1",
                               "+gateway.api_key_env.actor=MY_LLM_KEY"))
     (f,) = run_checks(ctx, ["credentials"])
-    assert "set MY_LLM_KEY" in f.message
+    assert f.message.startswith("gateway.api_key_env.actor=MY_LLM_KEY names an unset environment variable (actor): "
+                                "export MY_LLM_KEY=<key>")
     monkeypatch.setenv("MY_LLM_KEY", "k")
     assert list(run_checks(ctx, ["credentials"])) == []
+    # a password in a remote base URL is the key: nothing else is needed
+    creds = build_context(_root(tmp_path, *base, "+gateway.api_base.actor=https://u:pw-123456@llm-proxy.example.com/v1"))
+    assert list(run_checks(creds, ["credentials"])) == []
+
+
+def test_api_key_env_is_checked_for_in_process_roles_too(tmp_path, no_keys) -> None:
+    # the gateway reads the named variable for every call of the role, the offline engine's included
+    ctx = build_context(_root(tmp_path, "run_strategies=[oracle]", "+gateway.api_key_env.judge=OMBENCH_TEST_NO_SUCH_VAR"))
+    (f,) = run_checks(ctx, ["credentials"])
+    assert f.message.startswith("gateway.api_key_env.judge=OMBENCH_TEST_NO_SUCH_VAR names an unset environment variable")
 
 
 def test_dry_run_needs_no_keys(tmp_path, no_keys) -> None:
@@ -84,10 +96,15 @@ def test_context_windows(tmp_path, monkeypatch) -> None:
     big = _root(tmp_path, "experiment=mastra_gpt4o", "judge.source=builtin", "model.actor_max_input_tokens=200000")
     (f,) = run_checks(build_context(big), ["context_windows"])
     assert f.level == "error" and "model.actor_max_input_tokens=200,000 exceeds" in f.message and "128,000" in f.message
-    # OM's Actor holds observations and the unobserved tail: 100k + 40k does not fit gpt-4o's 128k
-    om = _root(tmp_path, "experiment=mastra_gpt4o", "judge.source=builtin", "strategies.om.params.message_tokens=100000")
-    (f,) = run_checks(build_context(om), ["context_windows"])
-    assert f.level == "error" and "strategies.om: a actor call carries at least 140,000 tokens" in f.message
+    # OM's Actor holds observations and the unobserved tail: 100k + 40k does not fit the configured 128k window
+    # (refused with the config) nor gpt-4o's 128k (refused by the preflight, when the configured window is larger)
+    with pytest.raises(ConfigError, match=r"model.actor_max_input_tokens=128,000\); lower them"):
+        _root(tmp_path, "experiment=mastra_gpt4o", "judge.source=builtin", "strategies.om.params.message_tokens=100000")
+    om = _root(tmp_path, "experiment=mastra_gpt4o", "judge.source=builtin", "strategies.om.params.message_tokens=100000",
+               "model.actor_max_input_tokens=200000")
+    found = [f.message for f in run_checks(build_context(om), ["context_windows"])]
+    assert "strategies.om: each actor call carries at least 140,000 tokens, more than the context window of " \
+           "openai/gpt-4o-2024-08-06 (128,000); lower the strategy's thresholds or pick a larger model" in found
 
 
 def test_unknown_models_warn_on_window_and_price(tmp_path, monkeypatch) -> None:

@@ -47,3 +47,17 @@ def test_summary_fits_100_columns():
     assert any(x.startswith("om#8") and "498/500" in x for x in lines)
     assert any("3 errors, stopped (budget)" in x for x in lines)
     assert sum(x.startswith("om#") and " = " in x for x in lines) == 8  # each short label explained
+
+
+def test_the_finished_line_counts_what_was_written(capsys):
+    # 4 questions stored (one of them with its error), 4 that raised before anything was stored
+    p = Progress("log")
+    p.start_run("om", total=8)
+    for i in range(4):
+        p.advance("om", result=QuestionResult(SampleRow(f"q{i}", error="answer: server: boom" if i == 0 else None)))
+    for _ in range(4):
+        p.advance("om", failed=True)
+    p.end_run("om")
+    line = capsys.readouterr().err.splitlines()[-1]
+    assert line.startswith("[om] finished: 4 written (1 with a stored error, retried by the next run), "
+                           "4 failed and not written in ")
