@@ -94,6 +94,8 @@ def build_report(db: str | Path, out_dir: str | Path, *, profile: str = "openai"
             warnings.append(f"figure {f.name} {f.note}")
         blocks.append(("h", 2, f.title))
         blocks.append(("img", f.path, f.title) if f.path else ("p", f"Skipped: {f.note}."))
+        if f.path and f.note:  # what a drawn figure includes or leaves out
+            blocks.append(("p", f.note))
     md, ht = out / "report.md", out / "report.html"
     md.write_text(_md(blocks, out), encoding="utf-8")
     ht.write_text(_html(blocks, out), encoding="utf-8")
