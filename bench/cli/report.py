@@ -9,14 +9,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("report", help="write figures and a Markdown/HTML report from the DuckDB results")
     p.add_argument("--db", default="results/bench.duckdb", help="DuckDB results file (default results/bench.duckdb)")
     p.add_argument("--out", default="results/report", help="output folder (default results/report)")
-    p.add_argument("--profile", default="openai", help="cache profile of the cache figures and columns (default openai)")
+    p.add_argument("--profile", default=None,
+                   help="cache profile of the cache figures and columns (default openai, else the first profile the "
+                        "file has; a profile named here must be in the file)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from bench.report import build_report
+    from bench.report.data import require_profile
 
-    rep = build_report(args.db, args.out, profile=args.profile)
+    if args.profile is not None:
+        require_profile(args.db, args.profile)
+    rep = build_report(args.db, args.out, profile=args.profile or "openai")
     made = [f for f in rep.figures if f.path]
     print(f"wrote {rep.markdown} and {rep.html} with {len(made)} figures")
     for f in rep.figures:

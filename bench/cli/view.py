@@ -11,13 +11,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--out", default="results/view", help="output folder (default results/view)")
     p.add_argument("--max-chars", type=int, default=20000,
                    help="most characters shown of one prompt message or memory item (0 = all; default 20000)")
-    p.add_argument("--profile", default="openai", help="cache profile for run colours and labels (default openai)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from bench.view import build_site
 
-    site = build_site(args.db, args.out, max_chars=args.max_chars, profile=args.profile)
+    site = build_site(args.db, args.out, max_chars=args.max_chars)
     print(f"wrote {site.index} ({site.runs} runs, {site.questions} question pages); open it in a browser")
     return 0

@@ -134,6 +134,21 @@ def choose_profile(wanted: str, available: list[str]) -> str:
     return wanted if wanted in available or not available else available[0]
 
 
+def require_profile(db: str | Path, profile: str) -> None:
+    """For a profile the user named (`ombench report --profile`): raises UserError when `db` has no simulated
+    cache numbers for it (a typo, or a profile the runs did not simulate), naming the ones it has."""
+    from bench.errors import UserError
+    from bench.store import Results
+
+    if not Path(db).exists():
+        return  # build_report names the missing file
+    with Results(db) as res:
+        available = res.profiles()
+    if available and profile not in available:
+        raise UserError(f"--profile {profile}: {db} has no simulated cache numbers for it; "
+                        f"use one of {', '.join(available)}")
+
+
 def load(db: str | Path, profile: str = "openai") -> ReportData:
     """Everything the report shows. Raises UserError for a missing file or one of another format version."""
     from bench.store import Results

@@ -76,3 +76,13 @@ def test_pareto_front():
 def test_missing_db_is_user_error(tmp_path, capsys):
     assert main(["report", "--db", str(tmp_path / "no.duckdb"), "--out", str(tmp_path / "o")]) == 2
     assert "not found" in capsys.readouterr().err
+
+
+def test_a_named_profile_must_be_in_the_file(small_db, tmp_path, capsys):
+    db, _ = small_db  # simulated profiles: openai, anthropic
+    assert main(["report", "--db", str(db), "--out", str(tmp_path / "typo"), "--profile", "anthropc"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--profile anthropc" in err and "anthropic, openai" in err
+    assert not (tmp_path / "typo" / "report.md").exists()  # nothing written under another profile's name
+    assert main(["report", "--db", str(db), "--out", str(tmp_path / "ok"), "--profile", "anthropic"]) == 0
+    assert "use the anthropic cache profile" in (tmp_path / "ok" / "report.md").read_text()
