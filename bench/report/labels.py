@@ -77,17 +77,41 @@ def short_labels(runs: Sequence[RunId]) -> dict[str, str]:
     return out
 
 
-def swept(name: str) -> str:
-    """The overrides a sweep job was named with (`exp[a.b.c=1,d.e=2]` -> `c=1, e=2`), "" for a plain name."""
+def _settings(name: str) -> list[tuple[str, str]]:
+    """The overrides a sweep job was named with, as (last key segment, value) pairs, in the name's order."""
     m = re.search(r"\[(.*)\]$", name or "")
     if not m:
-        return ""
+        return []
     parts = [p for p in m.group(1).split(",") if p]
-    return ", ".join(p.split("=", 1)[0].rsplit(".", 1)[-1] + "=" + p.split("=", 1)[1] if "=" in p else p for p in parts)
+    return [(p.split("=", 1)[0].rsplit(".", 1)[-1], p.split("=", 1)[1]) if "=" in p else (p, "") for p in parts]
 
 
-def details(r: RunId, **extra: Any) -> str:
-    """The legend text of a run: experiment name (without the sweep suffix), swept settings, dataset, key."""
+def _join(settings: Sequence[tuple[str, str]]) -> str:
+    return ", ".join(f"{k}={v}" if v else k for k, v in settings)
+
+
+def swept(name: str) -> str:
+    """The overrides a sweep job was named with (`exp[a.b.c=1,d.e=2]` -> `c=1, e=2`), "" for a plain name."""
+    return _join(_settings(name))
+
+
+def swept_by_run(runs: Sequence[RunId]) -> dict[str, str]:
+    """run_key -> its swept settings less those every run of the same experiment shares (`dataset=...`,
+    `stratified=60` given to a whole sweep), so that what tells the jobs apart survives a cut legend line."""
+    base = {r.run_key: re.sub(r"\[.*\]$", "", r.name or "") for r in runs}
+    settings = {r.run_key: _settings(r.name) for r in runs}
+    out = {}
+    for r in runs:
+        group = [settings[x.run_key] for x in runs if base[x.run_key] == base[r.run_key] and settings[x.run_key]]
+        common = set.intersection(*(set(s) for s in group)) if len(group) > 1 else set()
+        out[r.run_key] = _join([s for s in settings[r.run_key] if s not in common])
+    return out
+
+
+def details(r: RunId, swept_text: str | None = None, **extra: Any) -> str:
+    """The legend text of a run: experiment name (without the sweep suffix), swept settings (`swept_text`, e.g.
+    from `swept_by_run`; default all of the name's), dataset, key."""
     name = re.sub(r"\[.*\]$", "", r.name or "")
-    bits = [name, swept(r.name), r.dataset or "", *(f"{k} {v}" for k, v in extra.items() if v), r.run_key]
+    bits = [name, swept(r.name) if swept_text is None else swept_text, r.dataset or "",
+            *(f"{k} {v}" for k, v in extra.items() if v), r.run_key]
     return "; ".join(b for b in bits if b)

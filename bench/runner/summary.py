@@ -12,7 +12,7 @@ import pandas as pd
 
 from bench.evaluate.metrics import TYPE_ORDER
 from bench.report.data import choose_profile, dataset_label
-from bench.report.labels import RunId, details, short_labels
+from bench.report.labels import RunId, details, short_labels, swept_by_run
 from bench.report.plotting import SHORT
 
 WIDTH = 100
@@ -52,7 +52,7 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
         unpriced = res.unpriced_calls()
     ids = [RunId(h.run_key, h.name or h.run_key, h.strategy or "?", _kind(h.strategy or "?", configs.get(h.run_key)),
                  dataset_label(_opt(h.dataset_name), _opt(h.dataset_sha256))) for h in heads.itertuples()]
-    labels = short_labels(ids)
+    labels, sweeps = short_labels(ids), swept_by_run(ids)
     rows = []
     for h, rid in zip(heads.itertuples(), ids):
         rc = cache[(cache.run_key == h.run_key) & (cache.profile == prof)]
@@ -63,7 +63,7 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
         first = allc.iloc[0] if len(allc) else None
         rows.append({
             "run_key": h.run_key, "label": labels[h.run_key], "strategy": h.strategy, "name": h.name,
-            "details": details(rid), "dataset": rid.dataset, "actor": _opt(h.actor_model),
+            "details": details(rid, sweeps[h.run_key]), "dataset": rid.dataset, "actor": _opt(h.actor_model),
             "planned": _opt(h.n_questions_planned), "n": int(_opt(h.n_judged) or 0),
             "micro": _opt(h.micro), "macro": _opt(h.macro), "abstention": _opt(h.abstention),
             "errors": int(_opt(h.n_errors) or 0), "status": _opt(h.status),

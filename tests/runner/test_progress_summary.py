@@ -61,3 +61,26 @@ def test_the_finished_line_counts_what_was_written(capsys):
     line = capsys.readouterr().err.splitlines()[-1]
     assert line.startswith("[om] finished: 4 written (1 with a stored error, retried by the next run), "
                            "4 failed and not written in ")
+
+
+def test_sweep_legend_keeps_what_tells_the_jobs_apart(tmp_path):
+    """Settings every job of a sweep shares (dataset, subset size) leave the summary's legend lines, so the
+    thresholds that differ are not cut off at 100 columns."""
+    from bench.runner.summary import summary_rows
+    from bench.store import RunManifest, Store
+
+    db = tmp_path / "bench.duckdb"
+    grid = [(m, o) for m in (10000, 30000) for o in (20000, 40000)]
+    with Store(db) as s:
+        for m, o in grid:
+            key = f"om-{m}-{o}"
+            s.upsert_run(RunManifest(
+                run_key=key, strategy="om", dataset_name="longmemeval_s", n_questions_planned=6,
+                name=(f"om_threshold_sweep[dataset=longmemeval_s,dataset.stratified=6,experiment=om_threshold_sweep,"
+                      f"strategies.om.params.message_tokens={m},strategies.om.params.observation_tokens={o}]")))
+            s.write_question(key, QuestionResult(SampleRow("q1", question_type="multi-session", label=True)))
+    rows, profile = summary_rows(db)
+    legend = [x for x in format_summary(rows, profile).splitlines() if x.startswith("om#") and " = " in x]
+    assert len(legend) == 4 and max(len(x) for x in legend) <= 100
+    shown = {x.split(" = ")[1].split("; ")[1] for x in legend}
+    assert shown == {f"message_tokens={m}, observation_tokens={o}" for m, o in grid}
