@@ -70,3 +70,20 @@ def test_documented_threshold_sweeps_name_a_real_dataset():
     for doc, command in sweeps:  # the synthetic sample's ~6k-token haystacks never reach 10k-40k thresholds
         root = validate(_compose(_overrides(command)))
         assert root.dataset.name != "synthetic", f"{doc}: {command}"
+
+
+# paths the docs name that are not in this repository on purpose: upstream code (LongMemEval's src/, Mastra's
+# packages/ and its TypeScript files), what a run writes (results/), recordings kept beside the repository
+# (shared/cassettes/), the user's own places
+ELSEWHERE = ("src/", "packages/", "results/", "shared/cassettes/", "~/", "$", "http")
+
+
+def test_docs_name_only_files_of_the_repository():
+    missing = []
+    for doc in DOCS:
+        for path in re.findall(r"`([\w.~$/-]+/[\w.-]+\.\w+)`", doc.read_text(encoding="utf-8")):
+            if path.startswith(ELSEWHERE) or path.endswith(".ts"):
+                continue
+            if not any((base / path).exists() for base in (ROOT, doc.parent, ROOT / "bench", ROOT / "bench" / "conf")):
+                missing.append(f"{doc.name}: {path}")
+    assert not missing, missing
