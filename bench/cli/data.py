@@ -22,21 +22,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     check.set_defaults(func=_check)
 
     subset = sub.add_parser("subset", help="write a reproducible subset of a dataset as a LongMemEval .json file")
-    subset.add_argument("dataset", metavar="NAME_OR_PATH")
-    subset.add_argument("--data-dir", default=None)
+    subset.add_argument("dataset", metavar="NAME_OR_PATH", help="a dataset name (as for `data check`) or a file")
+    subset.add_argument("--data-dir", default=None, help="folder holding the LongMemEval files (default: $LONGMEMEVAL_DATA_DIR)")
     subset.add_argument("--ids", default=None, help="comma-separated question ids, or @FILE with one id per line")
     subset.add_argument("--per-type", default=None, help="N for every type, or TYPE=N,TYPE=N (seeded random pick within each type)")
     subset.add_argument("--sample", type=int, default=None, help="seeded random pick of N questions")
     subset.add_argument("--first-n", type=int, default=None, help="keep the first N (after the other filters)")
-    subset.add_argument("--seed", type=int, default=0)
+    subset.add_argument("--seed", type=int, default=0, help="seed of --per-type and --sample (default 0)")
     subset.add_argument("--out", required=True, help="output .json/.jsonl file (optionally .xz)")
     subset.set_defaults(func=_subset)
 
     synth = sub.add_parser("synthetic", help="write the synthetic sample to a file")
-    synth.add_argument("--n-per-type", type=int, default=2)
-    synth.add_argument("--abstention-per-type", type=int, default=1)
-    synth.add_argument("--haystack-tokens", type=int, default=6000)
-    synth.add_argument("--seed", type=int, default=0)
+    synth.add_argument("--n-per-type", type=int, default=2, help="questions per question type (default 2)")
+    synth.add_argument("--abstention-per-type", type=int, default=1,
+                       help="unanswerable (`_abs`) questions added per type that has them (default 1)")
+    synth.add_argument("--haystack-tokens", type=int, default=6000,
+                       help="approximate tokens of each haystack (default 6000; LongMemEval_S: ~115k)")
+    synth.add_argument("--seed", type=int, default=0, help="seed of the generator (default 0)")
     synth.add_argument("--out", required=True, help="output .json/.jsonl file (optionally .xz or .gz)")
     synth.set_defaults(func=_synthetic)
 

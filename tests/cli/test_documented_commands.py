@@ -51,11 +51,20 @@ def _compose(overrides: list[str]):
         return compose(config_name="config", overrides=overrides)
 
 
-COMMANDS = documented_run_commands()
+def help_run_commands() -> list[tuple[str, str]]:
+    """The commands `ombench run --help` shows (its header in bench/conf/config.yaml)."""
+    from omegaconf import OmegaConf
+
+    header = OmegaConf.load(Path(config_dir()) / "config.yaml").hydra.help.header
+    return [("run --help", m.group(1).split("   ")[0].strip()) for m in re.finditer(r"ombench run (.*)", header)
+            if "=" in m.group(1)]
+
+
+COMMANDS = documented_run_commands() + help_run_commands()
 
 
 def test_the_docs_show_run_commands():
-    assert len(COMMANDS) >= 10 and any(f == "README.md" for f, _ in COMMANDS)
+    assert len(COMMANDS) >= 10 and {"README.md", "run --help"} <= {f for f, _ in COMMANDS}
 
 
 @pytest.mark.parametrize("doc, command", COMMANDS, ids=[f"{f}:{c[:60]}" for f, c in COMMANDS])
@@ -87,3 +96,20 @@ def test_docs_name_only_files_of_the_repository():
             if not any((base / path).exists() for base in (ROOT, doc.parent, ROOT / "bench", ROOT / "bench" / "conf")):
                 missing.append(f"{doc.name}: {path}")
     assert not missing, missing
+
+
+def test_every_subcommand_option_says_what_it_does():
+    import argparse
+
+    from bench.cli import _build_parser
+
+    def walk(parser: argparse.ArgumentParser, path: str):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    yield from walk(sub, f"{path} {name}")
+            elif not isinstance(action, argparse._HelpAction):
+                yield path, "/".join(action.option_strings) or action.dest, action.help
+
+    silent = [f"{p} {opt}" for p, opt, text in walk(_build_parser(), "ombench") if not text]
+    assert not silent, silent
