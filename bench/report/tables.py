@@ -122,14 +122,26 @@ def paired(d: ReportData, limit: int = 12) -> list[Block]:
             ("table", ["A", "B", "n", "A−B (points)", "bootstrap 95% CI", "only A / only B", "McNemar exact p"], rows)]
 
 
+def in_run_order(d: ReportData, df: pd.DataFrame) -> pd.DataFrame:
+    """Rows of per-run tables in the order of the headline (the runs' order), keeping each run's own order."""
+    order = {r.run_key: i for i, r in enumerate(d.runs)}
+    return df.assign(_o=df.run_key.map(order).fillna(len(order))).sort_values("_o", kind="stable").drop(columns="_o")
+
+
 def latency(d: ReportData) -> list[Block]:
     lat = d.latency
     if lat.empty:
         return []
     rows = [[d.label(x.run_key), x.role, str(int(x.n_calls)), f"{x.p50_s:.2f}", f"{x.p95_s:.2f}"]
-            for x in lat.itertuples()]
-    return [("h", 2, "Latency per model role (real calls answered by the provider)"),
-            ("table", ["run", "role", "calls", "p50 (s)", "p95 (s)"], rows)]
+            for x in in_run_order(d, lat).itertuples()]
+    out: list[Block] = [("h", 2, "Latency per model role (real calls answered by the provider)"),
+                        ("table", ["run", "role", "calls", "p50 (s)", "p95 (s)"], rows)]
+    offline_keys = {r.run_key for r in d.runs if r.offline}
+    offline = sorted({d.label(k) for k in lat.run_key if k in offline_keys})
+    if offline:
+        out.append(("p", f"{', '.join(offline)}: offline engine, answered in this process by rule: their latency "
+                         "is this machine's, not any provider's."))
+    return out
 
 
 def costs(d: ReportData) -> list[Block]:
@@ -145,7 +157,7 @@ def costs(d: ReportData) -> list[Block]:
     rows = [[d.label(x.run_key), x.role, str(int(x.n_calls)), f"{int(x.prompt_tokens or 0):,}",
              f"{int(x.completion_tokens or 0):,}", usd(x, float(x.cost_usd or 0), ".4f"),
              usd(x, float(x.cost_usd or 0) / nq.get(x.run_key, 1), ".5f"), str(int(x.retries or 0)),
-             str(int(x.response_cache_hits or 0))] for x in c.itertuples()]
+             str(int(x.response_cache_hits or 0))] for x in in_run_order(d, c).itertuples()]
     note = ("List prices from litellm's price map; a response-cache hit is counted at the original call's price. "
             "Offline-engine calls cost $0; a model without a known price (a local server) shows as unpriced, and "
             "its calls count $0 in any total.")

@@ -86,3 +86,18 @@ def test_a_named_profile_must_be_in_the_file(small_db, tmp_path, capsys):
     assert not (tmp_path / "typo" / "report.md").exists()  # nothing written under another profile's name
     assert main(["report", "--db", str(db), "--out", str(tmp_path / "ok"), "--profile", "anthropic"]) == 0
     assert "use the anthropic cache profile" in (tmp_path / "ok" / "report.md").read_text()
+
+
+def test_per_role_tables_follow_the_headline_order_and_name_offline_latency(small_db, tmp_path):
+    db, _ = small_db
+    md = build_report(db, tmp_path / "order").markdown.read_text()
+    head = [ln.split(" |")[0].lstrip("| ").split(" [")[0] for ln in md.split("## Headline")[1].split("\n## ")[0]
+            .splitlines() if ln.startswith("| ") and not ln.startswith("| run |")]
+    for section in ("## Cost by model role", "## Latency per model role"):
+        body = md.split(section)[1].split("\n## ")[0]
+        runs = [ln.split(" | ")[0].lstrip("| ") for ln in body.splitlines() if ln.startswith("| ") and
+                not ln.startswith(("| run |", "|---"))]
+        seen = list(dict.fromkeys(runs))
+        assert seen == [r for r in head if r in seen], (section, seen, head)
+    latency = md.split("## Latency per model role")[1].split("\n## ")[0]
+    assert "offline engine, answered in this process by rule" in latency
