@@ -103,23 +103,33 @@ def per_type(d: ReportData) -> list[Block]:
                   "MS multi-session, TR temporal-reasoning, KU knowledge-update (abstention items stay in their type).")]
 
 
-def paired(d: ReportData, limit: int = 12) -> list[Block]:
-    labels = {}
+def paired(d: ReportData, limit: int = 60) -> list[Block]:
+    """Paired comparisons of runs over the same dataset (the same question ids of another split, e.g. the oracle
+    split against S, are other haystacks: not a paired comparison; a run without a dataset, an imported one, is
+    compared with all), at most `limit` rows, the rest counted."""
+    labels, dataset = {}, {}
     for r in d.runs:
         s = d.samples[(d.samples.run_key == r.run_key) & d.samples.label.notna()]
         if len(s):
             labels[r.run_key] = dict(zip(s.question_id, s.label.astype(bool)))
+            dataset[r.run_key] = r.dataset
+    pairs = [(a, b) for a, b in itertools.combinations(list(labels), 2)
+             if (dataset[a] == dataset[b] or None in (dataset[a], dataset[b]))  # unknown (an import): may match
+             and set(labels[a]) & set(labels[b])]
     rows = []
-    for a, b in itertools.combinations(list(labels)[:limit], 2):
-        if not set(labels[a]) & set(labels[b]):
-            continue
+    for a, b in pairs[:limit]:
         c = paired_compare(labels[a], labels[b])
         rows.append([d.label(a), d.label(b), str(c.n), f"{100 * c.diff:+.1f}",
                      f"[{100 * c.ci_low:+.1f}, {100 * c.ci_high:+.1f}]", f"{c.only_a}/{c.only_b}", f"{c.mcnemar_p:.3g}"])
     if not rows:
         return []
-    return [("h", 2, "Paired comparisons (same question ids)"),
-            ("table", ["A", "B", "n", "A−B (points)", "bootstrap 95% CI", "only A / only B", "McNemar exact p"], rows)]
+    out: list[Block] = [
+        ("h", 2, "Paired comparisons (same dataset, same question ids)"),
+        ("table", ["A", "B", "n", "A−B (points)", "bootstrap 95% CI", "only A / only B", "McNemar exact p"], rows)]
+    if len(pairs) > limit:
+        out.append(("p", f"{len(pairs) - limit} more pairs not shown; `bench.evaluate.metrics.paired_compare` "
+                         "compares any two runs."))
+    return out
 
 
 def in_run_order(d: ReportData, df: pd.DataFrame) -> pd.DataFrame:

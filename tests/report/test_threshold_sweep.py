@@ -74,3 +74,35 @@ def test_no_sweep_when_only_other_datasets_differ(tmp_path):
         s.write_question("om-o2", QuestionResult(SampleRow(question_id="q1", question_type="multi-session", label=True)))
     grid, _ = sweep_grid(load(path))
     assert grid.empty
+
+
+def test_paired_comparisons_stay_within_a_dataset(db, tmp_path):
+    """The oracle split shares question ids with S but not haystacks: its run is never paired with S runs."""
+    path, _ = db
+    md = build_report(path, tmp_path / "paired").markdown.read_text()
+    d = load(path)
+    body = md.split("## Paired comparisons")[1].split("\n## ")[0]
+    pairs = [ln.split(" | ")[:2] for ln in body.splitlines() if ln.startswith("| ") and not ln.startswith("| A |")]
+    oracle, zep = d.label("om-oracle-split"), d.label("external:zep")
+    with_oracle = [{p[0].lstrip("| "), p[1]} for p in pairs if oracle in (p[0].lstrip("| "), p[1])]
+    assert pairs and with_oracle == [{oracle, zep}]  # an import names no dataset: compared with every run
+    s_runs = {d.label(k) for k in ("fc", "om-10k", "om-30k", "om-other-actor", "external:zep")}  # zep: no dataset
+    rest = [p for p in pairs if oracle not in (p[0].lstrip("| "), p[1])]
+    assert {p[0].lstrip("| ") for p in rest} | {p[1] for p in rest} == s_runs
+
+
+def test_paired_comparisons_reach_every_run_and_count_the_rest(tmp_path):
+    path = tmp_path / "many.duckdb"
+    with Store(path) as s:
+        for i in range(14):  # the first 12 runs only were compared before; 91 pairs here, 60 shown
+            key = f"rag-{i:02d}"
+            s.upsert_run(RunManifest(run_key=key, name=key, strategy="rag", dataset_name="longmemeval_s",
+                                     n_questions_planned=2))
+            for qid, lab in (("a", i % 2 == 0), ("b", True)):
+                s.write_question(key, QuestionResult(SampleRow(question_id=qid, question_type="multi-session",
+                                                               label=lab)))
+    md = build_report(path, tmp_path / "o").markdown.read_text()
+    body = md.split("## Paired comparisons")[1].split("\n## ")[0]
+    d = load(path)
+    assert f"| {d.label('rag-13')} |" in body or f" {d.label('rag-13')} | 2 |" in body
+    assert "31 more pairs not shown" in body
