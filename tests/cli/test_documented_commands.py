@@ -82,9 +82,9 @@ def test_documented_threshold_sweeps_name_a_real_dataset():
 
 
 # paths the docs name that are not in this repository on purpose: upstream code (LongMemEval's src/, Mastra's
-# packages/ and its TypeScript files), what a run writes (results/), recordings kept beside the repository
-# (shared/cassettes/), the user's own places
-ELSEWHERE = ("src/", "packages/", "results/", "shared/cassettes/", "~/", "$", "http")
+# packages/ and its TypeScript files), what a run writes (results/, Hydra's .hydra/), recordings kept beside the
+# repository (shared/cassettes/), the user's own places
+ELSEWHERE = ("src/", "packages/", "results/", ".hydra/", "shared/cassettes/", "~/", "$", "http")
 
 
 def test_docs_name_only_files_of_the_repository():
