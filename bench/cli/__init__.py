@@ -59,9 +59,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except UserError as exc:  # one-line error naming the thing and the fix
+    except UserError as exc:  # one-line error naming the thing and the fix (exit 2: misuse; 1: the disk, a lock)
         print(f"ombench: error: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_code
 
 
 if __name__ == "__main__":  # pragma: no cover

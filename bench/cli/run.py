@@ -13,15 +13,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal
 import sys
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from bench.conf import CONFIG_NAME, CONFIG_PATH, config_dir
 
 __all__ = ["run_hydra", "config_dir", "hydra_error_line"]
 
-_STATE: dict[str, Any] = {"code": 0, "in_task": False}
-INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
+_STATE: dict[str, Any] = {"code": 0, "in_task": False, "multirun": False, "signal": signal.SIGINT}
+INTERRUPTED = 130  # the shell's code for a process ended by SIGINT (143: SIGTERM)
+CHILD_GRACE_S = 3.0  # how long sweep workers get to end after SIGTERM before they are killed
 
 
 class _ArgError(Exception):
@@ -29,7 +31,7 @@ class _ArgError(Exception):
 
 
 def _task(cfg: Any) -> None:
-    from bench.errors import UserError
+    from bench.errors import UserError, io_kind, storage_failure
     from bench.runner.app import Interrupted, run_job
 
     _STATE["in_task"] = True
@@ -39,10 +41,73 @@ def _task(cfg: Any) -> None:
     except UserError as exc:  # one line per problem, each naming the thing and the fix
         for line in str(exc).splitlines() or [type(exc).__name__]:
             print(f"ombench: error: {line}", file=sys.stderr)
-        _STATE["code"] = 2
+        _STATE["code"] = max(_STATE["code"], exc.exit_code)
     except Interrupted as exc:
         print(f"ombench: {exc}", file=sys.stderr)
-        _STATE["code"] = INTERRUPTED
+        _STATE["code"] = _interrupted_code()
+        if _STATE["multirun"]:  # the sweep stops too: the next job would start otherwise
+            raise KeyboardInterrupt from None
+    except OSError as exc:  # the disk or a folder failed somewhere no narrower handler caught it
+        if io_kind(exc) is None:
+            raise
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"ombench: error: {storage_failure(exc, f'writing{where}')}", file=sys.stderr)
+        _STATE["code"] = max(_STATE["code"], 1)
+
+
+def _interrupted_code() -> int:
+    return 128 + int(_STATE["signal"])
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """SIGTERM ends the command as Ctrl-C does: one line, finished work kept, sweep workers stopped."""
+    _STATE["signal"] = signum
+    raise KeyboardInterrupt
+
+
+class _signals:
+    """SIGTERM handled like SIGINT while the command runs (main thread only; restored after)."""
+
+    def __enter__(self) -> None:
+        self.saved: Callable[..., Any] | int | None = None
+        _STATE["signal"] = signal.SIGINT
+        try:
+            self.saved = signal.signal(signal.SIGTERM, _on_sigterm)
+        except ValueError:  # not the main thread (an embedding application): leave signals alone
+            self.saved = None
+
+    def __exit__(self, *exc: object) -> None:
+        if self.saved is not None:
+            signal.signal(signal.SIGTERM, self.saved)
+
+
+def _children() -> Iterator[Any]:
+    import psutil
+
+    try:
+        yield from psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return
+
+
+def stop_children(grace_s: float = CHILD_GRACE_S) -> int:
+    """Terminate this process's children (a joblib sweep's workers and their helpers), kill those still running
+    after `grace_s`; returns how many there were."""
+    import psutil
+
+    kids = list(_children())
+    for k in kids:
+        try:
+            k.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(kids, timeout=grace_s)
+    for k in alive:
+        try:
+            k.kill()
+        except psutil.Error:
+            pass
+    return len(kids)
 
 
 @contextlib.contextmanager
@@ -148,8 +213,11 @@ def run_hydra(argv: list[str]) -> int:
         handled = handle(argv, args.overrides)
         if handled is not None:
             return handled
+    import logging
+
     import hydra
 
+    from bench import notices
     from bench.cli.hidden_args import hide_secrets
     from bench.secrets import redact_text, remember_environment
 
@@ -158,22 +226,39 @@ def run_hydra(argv: list[str]) -> int:
     hidden = hide_secrets(argv)
     for note in hidden.notes:
         print(f"ombench: note: {note}", file=sys.stderr)
+
     main = hydra.main(version_base="1.3", config_path=CONFIG_PATH, config_name=CONFIG_NAME)(_task)
     saved_argv, saved_full = sys.argv, os.environ.get("HYDRA_FULL_ERROR")
     saved_env = {k: os.environ.get(k) for k in hidden.env}
     os.environ.update(hidden.env)  # sweep workers inherit them
     sys.argv = ["ombench run", *open_mapping_overrides(hidden.argv)]
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra re-raises instead of printing its own multi-line report
-    _STATE.update(code=0, in_task=False)
+    logging.raiseExceptions = False  # a run log on a full disk must not print tracebacks over the one error line
+    _STATE.update(code=0, in_task=False, multirun=bool(args.multirun))
+    notices.reset()
     try:
-        with redacted_console():  # Hydra's own lines, the progress, the summary, a sweep's merge
+        with redacted_console(), _signals():  # Hydra's own lines, the progress, the summary, a sweep's merge
             main()
     except KeyboardInterrupt:
-        print("ombench: interrupted before the run started; nothing was written", file=sys.stderr)
-        return INTERRUPTED
+        if _STATE["multirun"]:
+            stop_children()
+            if not _STATE["in_task"] or _STATE["code"] == 0:
+                print("ombench: interrupted: the sweep stopped; every finished question is stored in its job's "
+                      "shards: re-run the same command to resume (the merge runs at its end)", file=sys.stderr)
+            return _interrupted_code()
+        if not _STATE["in_task"]:
+            print("ombench: interrupted before the run started; nothing was written", file=sys.stderr)
+        return _STATE["code"] or _interrupted_code()
     except Exception as exc:
         if _STATE["in_task"]:  # a defect in the run itself, not a misuse: keep the traceback
             raise
+        from bench.errors import io_kind, storage_failure
+
+        if isinstance(exc, OSError) and io_kind(exc) is not None:  # Hydra creating the run folder
+            where = f" {exc.filename}" if exc.filename else ""
+            line = storage_failure(exc, f"creating{where}", safe="nothing was written")
+            print(f"ombench run: error: {redact_text(str(line))}", file=sys.stderr)
+            return 1
         print(f"ombench run: error: {redact_text(hydra_error_line(exc))}", file=sys.stderr)
         return 2
     finally:
@@ -187,4 +272,4 @@ def run_hydra(argv: list[str]) -> int:
             os.environ.pop("HYDRA_FULL_ERROR", None)
         else:
             os.environ["HYDRA_FULL_ERROR"] = saved_full
-    return int(_STATE["code"])
+    return max(int(_STATE["code"]), notices.exit_status())

@@ -236,7 +236,7 @@ class Gateway:
         A provider whose responses are not cacheable is called every time (`key` is then empty)."""
         cache = self.cache if p.cacheable else None
         if cache is not None:
-            hit = await cache.get(key)
+            hit = await cache.get(key, kind, p.model)
             if hit is not None:
                 return self._finish(p, messages, hit, t0, hit=True, retries=0, key=key)
             waiter = self._inflight.get(key)

@@ -7,6 +7,11 @@ the key or the file. Only successful responses are stored (with their finish rea
 
 A hit reports the original usage and list cost; the gateway marks it `response_cache_hit` and pays 0.
 Policies: "rw" read and write, "ro" read only, "off" no file at all.
+
+A row is used only when it parses and its fields have their types, holds a reply (text or vectors), and was
+stored for the same kind of request and model as the one asking. Anything else (a truncated row, a row copied
+under another request's key) is a miss with one warning line: with "rw" the row is deleted and the fresh
+response takes its place, so the same row never fails twice.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any, Callable, TypeVar
 
 from om_core.llm import Usage
 
+from bench import notices
 from bench.errors import ConfigError
 
 KEY_VERSION = 1
@@ -69,9 +75,33 @@ class CachedResponse:
 
     @classmethod
     def from_json(cls, raw: str) -> "CachedResponse":
-        d = json.loads(raw)
-        d["usage"] = Usage(**d.get("usage") or {})
-        return cls(**d)
+        """Parse and check a stored row; raises InvalidEntry (why, in a few words) for anything unusable."""
+        from pydantic import TypeAdapter, ValidationError
+
+        try:
+            d = json.loads(raw)
+        except (json.JSONDecodeError, TypeError) as exc:
+            raise InvalidEntry("not valid JSON (truncated or damaged)") from exc
+        if not isinstance(d, dict):
+            raise InvalidEntry(f"a JSON {type(d).__name__}, not an object")
+        global _ENTRY
+        if _ENTRY is None:
+            _ENTRY = TypeAdapter(cls)
+        try:
+            entry: CachedResponse = _ENTRY.validate_python({**d, "usage": d.get("usage") or {}})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise InvalidEntry(f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
+        if entry.text is None and entry.embeddings is None:
+            raise InvalidEntry("it holds no reply")
+        return entry
+
+
+class InvalidEntry(ValueError):
+    """A stored response that cannot be used; the message says why."""
+
+
+_ENTRY: Any = None  # pydantic's validator of CachedResponse, built on first use
 
 
 class ResponseCache:
@@ -84,6 +114,7 @@ class ResponseCache:
         self.misses = 0
         self.writes = 0
         self.lock_retries = 0
+        self.discarded = 0  # unusable rows met (each a miss and one warning line)
         if policy == "ro" and not self.path.is_file():
             raise ConfigError(f"output.response_cache={str(path)!r} does not exist but output.response_cache_policy=ro; "
                               "fill it with a run under rw first, or set output.response_cache_policy=off")
@@ -122,11 +153,33 @@ class ResponseCache:
                 time.sleep(min(1.0, 0.02 * 2**attempt))
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _get_sync(self, key: str) -> CachedResponse | None:
+    def _get_sync(self, key: str, kind: str | None, model: str | None) -> CachedResponse | None:
         with self._lock:
-            row = self._retrying(
-                lambda: self._conn.execute("SELECT payload FROM responses WHERE key = ?", (key,)).fetchone())
-        return CachedResponse.from_json(row[0]) if row else None
+            row = self._retrying(lambda: self._conn.execute(
+                "SELECT kind, model, payload FROM responses WHERE key = ?", (key,)).fetchone())
+        if not row:
+            return None
+        try:
+            if (kind is not None and row[0] != kind) or (model is not None and row[1] != model):
+                raise InvalidEntry(f"it was stored for a {row[0]} request to {row[1]}")
+            return CachedResponse.from_json(row[2])
+        except InvalidEntry as exc:
+            self._discard(key, kind or str(row[0]), model or str(row[1]), str(exc))
+            return None
+
+    def _discard(self, key: str, kind: str, model: str, reason: str) -> None:
+        """One warning line per unusable row; with "rw" the row goes, so the fresh response replaces it."""
+        self.discarded += 1
+        dropped = ""
+        if self.policy == "rw":
+            try:
+                with self._lock:
+                    self._retrying(lambda: self._conn.execute("DELETE FROM responses WHERE key = ?", (key,)))
+                dropped = "discarded, "
+            except sqlite3.Error:
+                pass
+        notices.warn(f"response cache {self.path}: the cached {kind} response of {model} (key {key[:12]}) is "
+                     f"unusable: {reason}; {dropped}asking the model again", once=f"response-cache:{self.path}:{key}")
 
     def _put_sync(self, key: str, kind: str, model: str, entry: CachedResponse) -> None:
         entry.created_at = entry.created_at or datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -135,9 +188,11 @@ class ResponseCache:
                 "INSERT OR IGNORE INTO responses (key, kind, model, payload, created_at) VALUES (?, ?, ?, ?, ?)",
                 (key, kind, model, entry.to_json(), entry.created_at)))
 
-    async def get(self, key: str) -> CachedResponse | None:
+    async def get(self, key: str, kind: str | None = None, model: str | None = None) -> CachedResponse | None:
+        """The stored response for `key`, or None (a miss). `kind` and `model` (the request's) must match the
+        row's; an unusable row is a miss with one warning line (see the module's docstring)."""
         try:
-            hit = await asyncio.to_thread(self._get_sync, key)
+            hit = await asyncio.to_thread(self._get_sync, key, kind, model)
         except sqlite3.Error:
             hit = None  # a cache that cannot be read is a miss, never a failed call
         if hit is None:

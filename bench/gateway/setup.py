@@ -25,18 +25,29 @@ def ensure_litellm() -> ModuleType:
             return _LITELLM
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         os.environ.setdefault("LITELLM_LOG", "ERROR")
+        # every retry is the gateway's (counted in calls.retries): litellm's OpenAI embedding path turns the
+        # max_retries=0 we pass into its DEFAULT_MAX_RETRIES (`max_retries or DEFAULT_MAX_RETRIES`), so that
+        # default is 0 too: read from the environment by modules that import it, from the module at call time
+        os.environ["DEFAULT_MAX_RETRIES"] = "0"
         import litellm
+        import litellm.constants
 
         if not os.environ.get("TIKTOKEN_CACHE_DIR"):  # tiktoken reads litellm's bundled BPE files, never the web
             bundled = os.path.join(os.path.dirname(litellm.__file__), "litellm_core_utils", "tokenizers")
             if os.path.isdir(bundled):
                 os.environ["TIKTOKEN_CACHE_DIR"] = bundled
 
+        litellm.DEFAULT_MAX_RETRIES = 0  # type: ignore[misc]
+        litellm.constants.DEFAULT_MAX_RETRIES = 0  # type: ignore[misc]
+        litellm.num_retries = 0
         litellm.disable_hf_tokenizer_download = True
         litellm.suppress_debug_info = True
         litellm.telemetry = False
         litellm.set_verbose = False
-        for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx"):
+        # their INFO/WARNING lines ("Retrying request to ...", cost-map notes) would reach the console and the run
+        # log past the progress display; the gateway reports what matters (errors, retries) itself
+        for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "httpcore", "openai",
+                     "openai._base_client"):
             logging.getLogger(name).setLevel(logging.ERROR)
 
         from bench.gateway.providers import install_provider, registered_providers

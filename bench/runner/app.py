@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.config import RootCfg, to_plain, validate
-from bench.errors import UserError
+from bench.errors import StorageFailure, UserError
 from bench.secrets import guard_process, is_secret_key, secrets_in
 
 if TYPE_CHECKING:  # the runner and the store import pandas and DuckDB: loaded once the preflight has passed
@@ -80,6 +80,9 @@ def run_job(cfg: Any) -> list[RunOutcome]:
         return asyncio.run(_run(root, raw, multirun, job_dir, tally))
     except KeyboardInterrupt:
         raise Interrupted(tally.interrupted_line(root.output.db)) from None
+    except StorageFailure as exc:  # one line: what failed, what is stored, what to do
+        where = str(job_dir / "shards") if multirun and job_dir is not None else root.output.db
+        raise exc.with_safe(tally.stored_clause(where)) from None
 
 
 def _holds_secret(override: str) -> bool:
@@ -98,6 +101,14 @@ class _Tally:
 
     def wrap(self, sink: ResultSink) -> ResultSink:
         return _TallySink(sink, self)
+
+    def stored_clause(self, where: str) -> str:
+        """What a failed job leaves stored, per strategy (finished questions are never lost)."""
+        if not self.runs:
+            return "no question of this job was stored"
+        parts = [f"{r['strategy']} {r['before'] + r['written']}/{r['planned']} (+{r['written']} now)"
+                 for r in self.runs.values()]
+        return f"questions stored per strategy: {', '.join(parts)}, in {where}"
 
     def interrupted_line(self, db: str) -> str:
         if not self.runs:
@@ -159,12 +170,13 @@ async def _run(root: RootCfg, raw: dict[str, Any], multirun: bool, job_dir: Path
     from bench.runner.progress import Progress
 
     ds = load_data(root)
-    gateway = make_gateway(root)
     sink = open_sink(root, multirun, job_dir)
     if tally is not None:
         sink = tally.wrap(sink)
+    gateway = make_gateway(root)
     outcomes: list[RunOutcome] = []
     budget = Budget(root.run.max_usd)  # run.max_usd caps the whole job, every strategy together
+    failed = True
     try:
         with Progress(root.run.progress, profile=_headline_profile(root)) as progress:
             for strategy in root.run_strategies:
@@ -172,9 +184,15 @@ async def _run(root: RootCfg, raw: dict[str, Any], multirun: bool, job_dir: Path
                 outcomes.append(outcome)
                 if outcome.stopped:  # the next strategies would call the same models
                     break
+        failed = False
     finally:
         await gateway.aclose()
-        sink.close()
+        try:
+            sink.close()
+        except StorageFailure:
+            if not failed:
+                raise
+            # else closing the file that failed: the failure that matters is already on its way
     from bench.runner.digest import print_digest
 
     if not multirun:

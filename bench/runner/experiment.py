@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 from bench.config import RootCfg
 from bench.data.dataset import Dataset
 from bench.data.schema import Instance
+from bench.errors import StorageFailure
 from bench.gateway.errors import RUN_FATAL_KINDS, parse_error_text
 from bench.ingest import cache_pricing, cache_simulators, configured_strategy
 from bench.roles import Role
@@ -40,6 +41,7 @@ class RunOutcome:
     errors: list[str] = field(default_factory=list)
     not_started: int = 0  # questions left out because run.max_usd was reached
     stopped: str | None = None  # why the run stopped before its last question (a run-fatal error), if it did
+    storage_failure: StorageFailure | None = None  # the disk or the results file failed: raised after the workers
 
 
 def load_data(cfg: RootCfg) -> Dataset:
@@ -167,12 +169,20 @@ async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSin
     for inst in todo:
         queue.put_nowait(inst)
 
+    def drain() -> None:
+        while not queue.empty():
+            queue.get_nowait()
+
     def stop_if_fatal(kind: str | None, text: str) -> None:
         # a missing key, an exhausted quota or an unknown model fails every later question the same way
         if kind in RUN_FATAL_KINDS and out.stopped is None:
             out.stopped = text
-            while not queue.empty():
-                queue.get_nowait()
+            drain()
+
+    def storage_failed(exc: StorageFailure) -> None:
+        # a full disk or a file that cannot be written fails every later question: stop, keep the first cause
+        out.storage_failure = out.storage_failure or exc
+        drain()
 
     async def worker() -> None:
         # a fixed pool of workers pulls questions: bounded concurrency, no coroutine per question
@@ -187,6 +197,9 @@ async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSin
             res: QuestionResult | None = None
             try:
                 res = await process_question(inst, env)
+            except StorageFailure as exc:
+                storage_failed(exc)
+                return
             except Exception as exc:  # one question's failure never stops the run
                 if cfg.run.fail_fast:
                     raise
@@ -198,13 +211,24 @@ async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSin
             finally:
                 budget.release(res)
             # the store is synchronous: one transaction per question, written from the event loop thread
-            sink.write_question(key, res, replace=inst.question_id in retry)
+            try:
+                sink.write_question(key, res, replace=inst.question_id in retry)
+            except StorageFailure as exc:
+                storage_failed(exc)
+                return
             out.computed += 1
             progress.advance(strategy, result=res)
             if res.sample.error:
                 stop_if_fatal(parse_error_text(res.sample.error)[1], res.sample.error)
 
     await asyncio.gather(*(worker() for _ in range(min(cfg.run.concurrency, max(1, len(todo))))))
+    if out.storage_failure is not None:
+        progress.end_run(strategy)
+        try:
+            sink.finish_run(key, status="stopped")
+        except StorageFailure:
+            pass  # the file that failed may refuse this too; the run's rows say what was stored
+        raise out.storage_failure
     out.not_started = queue.qsize()
     sink.finish_run(key, status="stopped" if out.not_started or out.stopped else "finished")
     progress.end_run(strategy)

@@ -4,6 +4,7 @@ answer with the Actor, judge, and return the `QuestionResult` the store writes i
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable
 
 from bench.config import RootCfg
@@ -13,7 +14,15 @@ from bench.prompt import Prompt
 from bench.records import CallRecord, collect_calls
 from bench.roles import Role
 from bench.runner.checkpoint import CheckpointStore
-from bench.store.contract import CallRow, JudgmentRow, MemoryOutputRow, QuestionResult, SampleRow, TurnRow
+from bench.store.contract import (
+    CallRow,
+    JudgmentRow,
+    MemoryOutputRow,
+    MemoryRow,
+    QuestionResult,
+    SampleRow,
+    TurnRow,
+)
 from bench.strategies import StrategySpec
 
 if TYPE_CHECKING:  # the gateway imports litellm: load it only when a run starts
@@ -47,12 +56,6 @@ def call_row(rec: CallRecord, idx: int, phase: str) -> dict[str, Any]:
 
 def _prompt_to_json(p: Prompt) -> dict[str, Any]:
     return {"segments": [asdict(s) for s in p.segments], "meta": p.meta}
-
-
-def _prompt_from_json(d: dict[str, Any]) -> Prompt:
-    from bench.prompt import Segment
-
-    return Prompt(segments=[Segment(**s) for s in d["segments"]], meta=d.get("meta", {}))
 
 
 async def ingest(inst: Instance, env: QuestionEnv) -> dict[str, Any]:
@@ -89,18 +92,81 @@ def mark_question_memory(turns: list[dict[str, Any]], prompt: Prompt) -> None:
         turns[-1]["events"] = [*turns[-1].get("events", []), *extra]
 
 
+@dataclass(frozen=True)
+class Ingested:
+    """A question's ingestion as the answer phase uses it: a checkpoint payload parsed into typed parts. Every
+    part is checked (types included) when it is built, so a damaged checkpoint is refused before it is used."""
+
+    question_id: str
+    turns: list[TurnRow]
+    calls: list[CallRow]  # the ingestion calls, priced when a run writes them
+    question_prompt: Prompt
+    question_cache: dict[str, dict[str, float]]
+    question_time: datetime
+    outputs: list[MemoryOutputRow]
+    memory: list[MemoryRow]
+
+
+_ADAPTERS: dict[Any, Any] = {}
+
+
+def _typed(kind: Any, value: Any) -> Any:
+    """`value` validated (and coerced where lossless: "12" -> 12) as `kind` by pydantic; raises ValueError
+    (pydantic's ValidationError) naming the first wrong part."""
+    from pydantic import ConfigDict, TypeAdapter
+
+    adapter = _ADAPTERS.get(kind)
+    if adapter is None:
+        config = ConfigDict(revalidate_instances="always") if kind in (list[TurnRow], list[CallRow]) else None
+        adapter = _ADAPTERS[kind] = TypeAdapter(kind, config=config)
+    return adapter.validate_python(value)
+
+
+def parse_checkpoint(payload: dict[str, Any], memory_view: Callable[[Any], list[MemoryRow]]) -> Ingested:
+    """The typed parts of a checkpoint payload (`ingest`'s output, or a file's). `memory_view` is the strategy's
+    (it reads the saved state). Raises ValueError, TypeError, KeyError or AttributeError for a missing or
+    wrong-typed part."""
+    for part, kind in (("state", dict), ("turns", list), ("calls", list), ("question_prompt", dict)):
+        if not isinstance(payload[part], kind):
+            raise TypeError(f"{part}: expected a JSON {'object' if kind is dict else 'array'}, "
+                            f"found {type(payload[part]).__name__}")
+    question_id = str(payload["question_id"])
+    turns = _typed(list[TurnRow], [TurnRow.from_dict(t) for t in payload["turns"]])
+    calls = _typed(list[CallRow], [CallRow.from_dict(c) for c in payload["calls"]])
+    prompt = _typed(Prompt, payload["question_prompt"])
+    cache = _typed(dict[str, dict[str, float]], payload.get("question_cache") or {})
+    when = _typed(datetime, payload["question_time"])
+    outputs = _typed(list[MemoryOutputRow], payload.get("outputs") or [])
+    state = payload["state"]
+    try:
+        memory = list(memory_view(state))
+    except Exception as exc:  # the strategy cannot read its own state back: the checkpoint is unusable
+        raise ValueError(f"state: the strategy cannot read it ({type(exc).__name__}: {exc})") from exc
+    return Ingested(question_id, turns, calls, prompt, cache, when, outputs, memory)
+
+
+async def ingested(inst: Instance, env: QuestionEnv) -> tuple[Ingested, bool]:
+    """The question's ingestion and whether it came from a checkpoint: a usable checkpoint, else a replay (then
+    saved). Raises StorageFailure when the checkpoint cannot be written."""
+    memory_view = env.strategy.cls.memory_view
+    if env.checkpoints is not None:
+        got = env.checkpoints.restore(inst.question_id, lambda p: parse_checkpoint(p, memory_view))
+        if got is not None:
+            return got, True
+    payload = await ingest(inst, env)
+    parsed = parse_checkpoint(payload, memory_view)
+    if env.checkpoints is not None:
+        env.checkpoints.save(inst.question_id, payload)
+    return parsed, False
+
+
 async def process_question(inst: Instance, env: QuestionEnv) -> QuestionResult:
     from bench.evaluate.answer import answer as answer_call
     from bench.gateway import GatewayError
 
     cfg = env.cfg
-    payload = env.checkpoints.load(inst.question_id) if env.checkpoints else None
-    restored = payload is not None
-    if payload is None:
-        payload = await ingest(inst, env)
-        if env.checkpoints:
-            env.checkpoints.save(inst.question_id, payload)
-    qprompt = _prompt_from_json(payload["question_prompt"])
+    got, restored = await ingested(inst, env)
+    qprompt = got.question_prompt
 
     error: str | None = None
     hypothesis = ""
@@ -130,10 +196,10 @@ async def process_question(inst: Instance, env: QuestionEnv) -> QuestionResult:
                 error = f"second judge: {exc}"
 
     keep = cfg.output.store_prompts != "none"  # question-time prompts and replies are kept unless turned off
-    calls = [CallRow.from_dict(priced_call(c, env.pricing, cfg.model.actor.model)) for c in payload["calls"]]
+    calls = [priced_call(c, env.pricing, cfg.model.actor.model) for c in got.calls]
     for rec in answer_calls:
         if rec.role == "actor" and not rec.cache:
-            rec.cache = payload.get("question_cache") or {}
+            rec.cache = dict(got.question_cache)
         rec.cache = env.pricing.priced(rec.cache, rec.model)
         if not keep:
             rec.messages = rec.response = None
@@ -145,20 +211,20 @@ async def process_question(inst: Instance, env: QuestionEnv) -> QuestionResult:
     return QuestionResult(
         sample=sample,
         calls=calls,
-        turns=[TurnRow.from_dict(t) for t in payload["turns"]],
+        turns=got.turns,
         judgments=judgment_rows(judgment, env.judge_model_name),
-        memory=env.strategy.cls.memory_view(payload.get("state") or {}),
+        memory=got.memory,
         retrieval=retrieval_rows(inst, qprompt.meta),
-        outputs=[MemoryOutputRow(**o) for o in payload.get("outputs") or []],
+        outputs=got.outputs,
     )
 
 
-def priced_call(row: dict[str, Any], pricing: CachePricing, actor_model: str) -> dict[str, Any]:
+def priced_call(row: CallRow, pricing: CachePricing, actor_model: str) -> CallRow:
     """A checkpointed ingestion call for this run: a simulated Actor prompt is this run's Actor's (the checkpoint
     may come from a run with another Actor), and every call's simulated cache is priced for its model."""
-    if row.get("simulated") and row.get("role") == Role.ACTOR.value:
-        row = {**row, "model": actor_model}
-    return {**row, "cache": pricing.priced(row.get("cache") or {}, str(row.get("model")))}
+    if row.simulated and row.role == Role.ACTOR.value:
+        row = replace(row, model=actor_model)
+    return replace(row, cache=pricing.priced(dict(row.cache), row.model))
 
 
 def sample_row(inst: Instance, env: QuestionEnv, calls: list[CallRow], hypothesis: str, judgment: Judgment | None,

@@ -8,30 +8,39 @@ from typing import Any, Iterable
 import duckdb
 import pyarrow as pa
 
-from bench.errors import UserError
+from bench.errors import StorageFailure, UserError, io_kind, storage_failure
 from bench.store.contract import FORMAT_VERSION
 from bench.store.schema import arrow_schema, ddl, view_ddl
 
 Connection = duckdb.DuckDBPyConnection
 
 
-class FileLocked(UserError):
+class FileLocked(StorageFailure):
     """Another process holds the results file open for writing."""
+
+
+LOCKED_FIX = "wait for that process to finish (or stop it), or write to another output.db=..., then re-run"
 
 
 def connect(path: str | Path, read_only: bool = False) -> Connection:
     """A connection to the results file (created unless read_only). Raises UserError when the file is missing
-    (read_only), locked by another process, or of another format version."""
+    (read_only) or of another format version; StorageFailure when it cannot be opened (FileLocked: another
+    process holds it; read-only, permission, disk full: what failed and what to do, in one line)."""
     p = Path(path)
     if read_only and not p.exists():
         raise UserError(f"DuckDB file {p} not found; run `ombench run` first or pass the right --db")
-    if not read_only:
-        p.parent.mkdir(parents=True, exist_ok=True)
+    action = f"opening the results file {p}" + ("" if read_only else " for writing")
     try:
+        if not read_only:
+            p.parent.mkdir(parents=True, exist_ok=True)
         con = duckdb.connect(str(p), read_only=read_only)
-    except duckdb.IOException as exc:
-        msg = str(exc).splitlines()[0]
-        raise FileLocked(f"cannot open {p}: {msg}; close the other process using it or write to shards") from exc
+    except (OSError, duckdb.Error) as exc:
+        if not is_io_failure(exc):
+            raise
+        failure = storage_failure(exc, action)
+        if failure.kind == "locked":
+            raise FileLocked(action, failure.why, "locked", fix=LOCKED_FIX) from exc
+        raise failure from exc
     try:
         check_format(con, p)
         if not read_only:
@@ -42,6 +51,11 @@ def connect(path: str | Path, read_only: bool = False) -> Connection:
     return con
 
 
+def is_io_failure(exc: BaseException) -> bool:
+    """Whether a DuckDB or OS error comes from the file or the disk (not from a query's own defect)."""
+    return isinstance(exc, (OSError, duckdb.IOException, duckdb.FatalException)) or io_kind(exc) is not None
+
+
 def sql(con: Connection, statement: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
     """Execute and fetch everything (DuckDB refuses new work while a result is unfinished)."""
     return con.execute(statement, params or []).fetchall()
@@ -50,6 +64,15 @@ def sql(con: Connection, statement: str, params: list[Any] | None = None) -> lis
 def ensure_schema(con: Connection) -> None:
     for stmt in ddl() + view_ddl():
         sql(con, stmt)
+
+
+def rollback(con: Connection) -> None:
+    """Undo the open transaction, if any: a failed COMMIT (disk full) has already ended it, and DuckDB's "no
+    transaction is active" must not take the place of the error that matters."""
+    try:
+        sql(con, "ROLLBACK")
+    except duckdb.Error:
+        pass
 
 
 def format_error(what: str, found: Iterable[int | None]) -> UserError | None:

@@ -11,14 +11,17 @@ import glob as _glob
 import hashlib
 import os
 import re
+import shlex
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+import duckdb
 import pyarrow.parquet as pq
 
-from bench.errors import UserError
+from bench.errors import StorageFailure, UserError, storage_failure
+from bench.fsio import atomic_write, remove_orphans
 from bench.store.contract import QuestionResult, RunManifest
-from bench.store.db import arrow_table, connect, format_error, sql
+from bench.store.db import arrow_table, connect, format_error, is_io_failure, rollback, sql
 from bench.store.rows import now, question_rows, run_row
 from bench.store.schema import QUESTION_TABLES, columns
 
@@ -29,10 +32,41 @@ def _safe(s: str) -> str:
 
 
 def _write_atomic(path: Path, table: str, rows: list[dict[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(arrow_table(table, rows), tmp)
-    os.replace(tmp, path)
+    """One shard file, atomically and durably (bench.fsio); StorageFailure when the disk refuses it."""
+    data = arrow_table(table, rows)
+
+    def write(fh: IO[bytes]) -> None:
+        pq.write_table(data, fh)
+
+    try:
+        atomic_write(path, write)
+    except OSError as exc:
+        raise storage_failure(exc, f"writing the shard {path}") from exc
+
+
+_LEGACY_TMP = re.compile(r"^\..+\.(\d+)\.tmp$")  # `.<name>.<pid>.tmp`, as earlier versions named temporaries
+
+
+def remove_shard_orphans(folder: Path) -> int:
+    """Temporaries below a shard folder left by killed writers (bench.fsio's, and earlier versions' names)."""
+    n = remove_orphans(folder, recursive=True)
+    for p in folder.rglob(".*.tmp") if folder.is_dir() else ():
+        m = _LEGACY_TMP.match(p.name)
+        if m is None or int(m.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+        except ProcessLookupError:
+            p.unlink(missing_ok=True)
+            n += 1
+        except PermissionError:
+            pass
+    return n
+
+
+def merge_command(pattern: str | Path, db: str | Path) -> str:
+    """The command that merges these shards by hand."""
+    return f"ombench merge {shlex.quote(str(pattern))} --db {shlex.quote(str(db))}"
 
 
 def _check_run_files(files: list[str], where: str) -> None:
@@ -51,7 +85,11 @@ class ShardWriter:
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise storage_failure(exc, f"creating the shard folder {self.folder}") from exc
+        self.orphans_removed = remove_shard_orphans(self.folder)
         _check_run_files(_files(self.folder, "runs"), f"shard folder {self.folder}")
 
     def _file(self, table: str, run_key: str, qid: str | None = None) -> Path:
@@ -169,6 +207,22 @@ def merge_shards(glob_or_folder: str | Path, db_path: str | Path) -> int:
     if not files["samples"] and not files["runs"]:
         raise UserError(f"{pattern} holds no shards (expected samples/*.parquet); check the folder")
     _check_run_files(files["runs"], f"shards under {pattern}")
+    try:
+        return _merge(files, db_path)
+    except (OSError, duckdb.Error, StorageFailure) as exc:
+        if not isinstance(exc, StorageFailure) and not is_io_failure(exc):
+            raise  # a defect, not the disk or a lock: keep its traceback
+        failure = storage_failure(exc, f"merging shards into {db_path}")
+        raise failure.with_safe(f"nothing was merged and the shards under {pattern} are intact",
+                                f"{_FIXES[failure.kind]} finish with: {merge_command(pattern, db_path)}") from exc
+
+
+_FIXES = {"full": "free disk space, then", "readonly": "make the results file writable (or pass another --db), then",
+          "denied": "make the results file writable (or pass another --db), then",
+          "locked": "when that process has finished (or is stopped),", "io": "check the disk, then"}
+
+
+def _merge(files: dict[str, list[str]], db_path: str | Path) -> int:
     con = connect(db_path)
     try:
         sql(con, "BEGIN TRANSACTION")
@@ -197,7 +251,7 @@ def merge_shards(glob_or_folder: str | Path, db_path: str | Path) -> int:
                 sql(con, "DROP TABLE _new_q")
             sql(con, "COMMIT")
         except BaseException:
-            sql(con, "ROLLBACK")
+            rollback(con)
             raise
         return int(added)
     finally:

@@ -7,11 +7,15 @@ process killed mid-run loses at most the question in flight, and a rerun skips t
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
+import duckdb
+
+from bench.errors import storage_failure
 from bench.store.contract import QuestionResult, RunManifest
-from bench.store.db import insert_rows, sql
+from bench.store.db import insert_rows, is_io_failure, rollback, sql
 from bench.store.reader import Results
 from bench.store.rows import Row, now, question_rows, run_row
 from bench.store.schema import QUESTION_TABLES, columns
@@ -32,13 +36,28 @@ class Store(Results):
         row = run_row(run)
         cols = columns("runs")
         sets = ", ".join(f"{c} = excluded.{c}" for c in cols if c not in ("run_key", "started_at"))
-        with self._lock:
+        with self._lock, self._failing("writing the run's manifest to"):
             sql(self.con, f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
                           f"ON CONFLICT (run_key) DO UPDATE SET {sets}", [row[c] for c in cols])
 
     def finish_run(self, run_key: str, status: str = "finished") -> None:
-        with self._lock:
+        with self._lock, self._failing("marking the run finished in"):
             sql(self.con, "UPDATE runs SET finished_at = ?, status = ? WHERE run_key = ?", [now(), status, run_key])
+
+    def close(self) -> None:
+        """Close the file (DuckDB checkpoints its log into it here: a full disk says so as a StorageFailure)."""
+        with self._lock, self._failing("closing"):
+            super().close()
+
+    @contextmanager
+    def _failing(self, doing: str) -> Iterator[None]:
+        """DuckDB's I/O errors (disk full, read-only) as one StorageFailure line naming the file."""
+        try:
+            yield
+        except (OSError, duckdb.Error) as exc:
+            if not is_io_failure(exc):  # a defect, not the disk: keep its traceback
+                raise
+            raise storage_failure(exc, f"{doing} {self.path}") from exc
 
     # --- questions --------------------------------------------------------------------------------------
 
@@ -57,7 +76,7 @@ class Store(Results):
             qids.append(res.question_id)
             for t in QUESTION_TABLES:
                 batch[t] += rows[t]
-        with self._lock:
+        with self._lock, self._failing(f"writing {len(qids)} question(s) to"):
             con = self.con
             sql(con, "BEGIN TRANSACTION")
             try:
@@ -72,6 +91,6 @@ class Store(Results):
                     insert_rows(con, t, [r for r in batch[t] if r["question_id"] not in done])
                 sql(con, "COMMIT")
             except BaseException:
-                sql(con, "ROLLBACK")
+                rollback(con)
                 raise
         return len(set(qids) - done)

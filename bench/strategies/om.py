@@ -49,7 +49,8 @@ class OMParams:
     obscure_thread_ids: bool = True
     await_background: bool = True
     storage: Literal["sqlite", "memory"] = "sqlite"
-    storage_path: str = ":memory:"  # a file keeps the store for inspection; "{resource}" = the resource id
+    # a file keeps the store for inspection ("{resource}" = the resource id); it is rebuilt by every replay
+    storage_path: str = ":memory:"
     question_thread: str = "question"  # the new thread the question is asked in (Mastra: eval_<qid>_<ts>)
     finalize: bool = False  # observe everything still unobserved before the question (om_core finalize())
     context_layout: Literal["mastra", "stable_prefix"] = "mastra"  # stable_prefix: OTHER block after observations
@@ -121,9 +122,16 @@ class OMStrategy(StrategyBase):
         from om_core.storage import InMemoryStorage, SQLiteStorage
 
         path = self.p.storage_path.replace("{resource}", self.ctx.resource_id)
+        old = getattr(self, "storage", None)
+        if old is not None:
+            old.close()
         storage = SQLiteStorage(path) if self.p.storage == "sqlite" else InMemoryStorage()
+        # a storage file is a cache of this replay, never a source of truth: a replay that was killed leaves its
+        # rows behind, so a replay starts from nothing and a checkpoint restores exactly its snapshot
         if state is not None:
             storage.import_state(state)
+        else:
+            storage.forget_resource(self.ctx.resource_id)
         self.storage = storage
         self.memory = ObservationalMemory(self.config, storage, self.observer, self.reflector, counter=self.ctx.counter)
 

@@ -88,4 +88,9 @@ class Storage(Protocol):
 
     def import_state(self, state: dict[str, Any]) -> None: ...
 
+    def forget_resource(self, resource_id: str) -> None:
+        """Delete everything stored for one resource (records with their history, threads, messages, working
+        memory) in one transaction."""
+        ...
+
     def close(self) -> None: ...

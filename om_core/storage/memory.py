@@ -84,6 +84,27 @@ class InMemoryStorage(BaseStorage):
 
         self._log(undo)
 
+    def _delete_resource(self, resource_id: str) -> None:
+        for lookup_key in self._lookup_keys(resource_id):
+            self._delete_records(lookup_key)
+        for t in self._load_threads(resource_id):
+            self._threads.pop(t.thread_id)
+
+            def undo_thread(t: ThreadMeta = t) -> None:
+                self._threads[t.thread_id] = t
+
+            self._log(undo_thread)
+        for _, mid in list(self._index.get((resource_id, None), [])):
+            key, m = self._messages.pop(mid)
+            self._unindex(key, m)
+
+            def undo(key: MessageKey = key, m: Message = m) -> None:
+                self._messages[m.id] = (key, m)
+                self._reindex(key, m)
+
+            self._log(undo)
+        self._save_working_memory(resource_id, None)
+
     def _lookup_keys(self, resource_id: str) -> list[str]:
         return sorted({r.lookup_key for r in self._records.values() if r.resource_id == resource_id})
 

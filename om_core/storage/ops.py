@@ -72,6 +72,10 @@ class BaseStorage(ABC):
     def _lookup_keys(self, resource_id: str) -> list[str]: ...
 
     @abstractmethod
+    def _delete_resource(self, resource_id: str) -> None:
+        """Delete the resource's records, threads, messages and working memory (inside a transaction)."""
+
+    @abstractmethod
     def _load_thread(self, thread_id: str) -> ThreadMeta | None: ...
 
     @abstractmethod
@@ -379,9 +383,16 @@ class BaseStorage(ABC):
                 "threads": threads, "messages": messages,
                 "working_memory": working.to_dict() if working is not None else None}
 
+    def forget_resource(self, resource_id: str) -> None:
+        """Delete everything stored for one resource (records with their history, threads, messages, working
+        memory) in one transaction: a store that is a cache of a replay starts that replay from nothing."""
+        with self._tx():
+            self._delete_resource(resource_id)
+
     def import_state(self, state: dict[str, Any]) -> None:
-        """Load an `export_state` snapshot (replacing that resource's records and working memory) in one
-        transaction. Reads snapshot versions 1 (no working memory) and 2."""
+        """Load an `export_state` snapshot in one transaction, replacing everything stored for its resource
+        (records, threads, messages, working memory): afterwards the store holds exactly the snapshot. Reads
+        snapshot versions 1 (no working memory) and 2."""
         if state.get("version") not in READABLE_EXPORT_VERSIONS:
             raise FormatVersionError(
                 f"import_state: snapshot version {state.get('version')!r}, this om_core reads versions "
@@ -390,8 +401,7 @@ class BaseStorage(ABC):
                 where="export_state snapshot", found=state.get("version"), expected=EXPORT_VERSION)
         resource_id = state["resource_id"]
         with self._tx():
-            for key in self._lookup_keys(resource_id):
-                self._delete_records(key)
+            self._delete_resource(resource_id)
             for r in state.get("records", []):
                 self._save_record(OMRecord.from_dict(r))
             for t in state.get("threads", []):

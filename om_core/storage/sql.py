@@ -208,6 +208,11 @@ class SqlStorage(BaseStorage):
         self._forget("records")
         self._exec(f"DELETE FROM {self.prefix}records WHERE lookup_key = ?", (lookup_key,))
 
+    def _delete_resource(self, resource_id: str) -> None:
+        self._drop_cache()  # every cached area of this resource goes stale
+        for table in ("records", "threads", "messages", "working_memory"):
+            self._exec(f"DELETE FROM {self.prefix}{table} WHERE resource_id = ?", (resource_id,))
+
     def _lookup_keys(self, resource_id: str) -> list[str]:
         rows = self._exec(f"SELECT DISTINCT lookup_key FROM {self.prefix}records WHERE resource_id = ? "
                           "ORDER BY lookup_key", (resource_id,))

@@ -195,6 +195,37 @@ def test_export_import_roundtrip_across_backends(store, tmp_path):
     other.close()
 
 
+def test_forget_resource_leaves_nothing_of_it_and_everything_of_others(store):
+    rec = init(store)
+    store.save_thread(ThreadMeta("t1", "r1", T0, T0))
+    store.save_thread(ThreadMeta("u1", "r2", T0, T0))
+    store.add_messages([msg(1), msg(2, role="assistant"), replace(msg(3), thread_id="u1", resource_id="r2")])
+    store.update_active_observations(rec.id, observations="* a", token_count=2, last_observed_at=T0, now=T0)
+    kept = store.export_state("r2")
+    assert store.list_messages("r1") and store.get_record("thread:t1") is not None  # warms any read cache
+
+    store.forget_resource("r1")
+
+    assert store.export_state("r1")["records"] == [] and store.export_state("r1")["threads"] == []
+    assert store.list_messages("r1") == [] and store.list_messages("r1", "t1") == []
+    assert store.get_record("thread:t1") is None and store.get_thread("t1") is None
+    assert store.export_state("r2") == kept and [m.id for m in store.list_messages("r2")] == ["m3"]
+
+
+def test_import_state_replaces_everything_of_its_resource(store):
+    """A snapshot restored over leftovers of an unfinished replay (threads and messages past the snapshot)
+    leaves exactly the snapshot."""
+    init(store)
+    store.save_thread(ThreadMeta("t1", "r1", T0, T0))
+    store.add_messages([msg(1)])
+    snapshot = store.export_state("r1")
+    store.add_messages([msg(2), replace(msg(3), thread_id="t9")])
+    store.save_thread(ThreadMeta("t9", "r1", T0, T0))
+    store.import_state(snapshot)
+    assert store.export_state("r1") == snapshot
+    assert [m.id for m in store.list_messages("r1")] == ["m1"] and store.get_thread("t9") is None
+
+
 def test_sqlite_path_error(tmp_path):
     with pytest.raises(ValueError, match="does not exist"):
         SQLiteStorage(tmp_path / "missing" / "om.db")
