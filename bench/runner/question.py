@@ -110,16 +110,20 @@ class Ingested:
 _ADAPTERS: dict[Any, Any] = {}
 
 
-def _typed(kind: Any, value: Any) -> Any:
+def _typed(part: str, kind: Any, value: Any) -> Any:
     """`value` validated (and coerced where lossless: "12" -> 12) as `kind` by pydantic; raises ValueError
-    (pydantic's ValidationError) naming the first wrong part."""
-    from pydantic import ConfigDict, TypeAdapter
+    naming the first wrong part (`calls.3.cache.openai.cached: Input should be a valid number`)."""
+    from pydantic import ConfigDict, TypeAdapter, ValidationError
 
     adapter = _ADAPTERS.get(kind)
     if adapter is None:
         config = ConfigDict(revalidate_instances="always") if kind in (list[TurnRow], list[CallRow]) else None
         adapter = _ADAPTERS[kind] = TypeAdapter(kind, config=config)
-    return adapter.validate_python(value)
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ValueError(".".join(map(str, (part, *first["loc"]))) + f": {first['msg']}") from None
 
 
 def parse_checkpoint(payload: dict[str, Any], memory_view: Callable[[Any], list[MemoryRow]]) -> Ingested:
@@ -131,18 +135,30 @@ def parse_checkpoint(payload: dict[str, Any], memory_view: Callable[[Any], list[
             raise TypeError(f"{part}: expected a JSON {'object' if kind is dict else 'array'}, "
                             f"found {type(payload[part]).__name__}")
     question_id = str(payload["question_id"])
-    turns = _typed(list[TurnRow], [TurnRow.from_dict(t) for t in payload["turns"]])
-    calls = _typed(list[CallRow], [CallRow.from_dict(c) for c in payload["calls"]])
-    prompt = _typed(Prompt, payload["question_prompt"])
-    cache = _typed(dict[str, dict[str, float]], payload.get("question_cache") or {})
-    when = _typed(datetime, payload["question_time"])
-    outputs = _typed(list[MemoryOutputRow], payload.get("outputs") or [])
+    turns = _typed("turns", list[TurnRow], _each("turns", payload["turns"], TurnRow.from_dict))
+    calls = _typed("calls", list[CallRow], _each("calls", payload["calls"], CallRow.from_dict))
+    prompt = _typed("question_prompt", Prompt, payload["question_prompt"])
+    cache = _typed("question_cache", dict[str, dict[str, float]], payload.get("question_cache") or {})
+    when = _typed("question_time", datetime, payload["question_time"])
+    outputs = _typed("outputs", list[MemoryOutputRow], payload.get("outputs") or [])
     state = payload["state"]
     try:
         memory = list(memory_view(state))
     except Exception as exc:  # the strategy cannot read its own state back: the checkpoint is unusable
         raise ValueError(f"state: the strategy cannot read it ({type(exc).__name__}: {exc})") from exc
     return Ingested(question_id, turns, calls, prompt, cache, when, outputs, memory)
+
+
+def _each(part: str, items: list[Any], convert: Callable[[Any], Any]) -> list[Any]:
+    """`convert` of every item; a failure names the item (`turns.3: ...`)."""
+    out = []
+    for i, item in enumerate(items):
+        try:
+            out.append(convert(item))
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            why = f"the part {exc.args[0]!r} is missing" if isinstance(exc, KeyError) else str(exc)
+            raise ValueError(f"{part}.{i}: {why}") from exc
+    return out
 
 
 async def ingested(inst: Instance, env: QuestionEnv) -> tuple[Ingested, bool]:

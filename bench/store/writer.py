@@ -76,7 +76,8 @@ class Store(Results):
             qids.append(res.question_id)
             for t in QUESTION_TABLES:
                 batch[t] += rows[t]
-        with self._lock, self._failing(f"writing {len(qids)} question(s) to"):
+        what = f"question {qids[0]}" if len(qids) == 1 else f"{len(qids)} questions"
+        with self._lock, self._failing(f"writing {what} to"):
             con = self.con
             sql(con, "BEGIN TRANSACTION")
             try:

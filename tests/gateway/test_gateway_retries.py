@@ -109,6 +109,29 @@ async def test_attempts_are_bounded(make_gateway, fake_server, calls) -> None:
     assert calls[0].retries == 2 and calls[0].error
 
 
+@pytest.mark.parametrize("fault", ["500", "429", "timeout"])
+@pytest.mark.parametrize("kind", ["chat", "embed"])
+async def test_every_http_attempt_is_the_gateways_own(make_gateway, fake_server, calls, fault: str,
+                                                      kind: str) -> None:
+    """No SDK retries behind the gateway's back, for chat and embeddings alike (litellm's OpenAI embedding path
+    once turned max_retries=0 into its default of 2): one attempt allowed, one request made; three allowed, the
+    server sees exactly the attempts the call records."""
+    call = (lambda gw: gw.embed(["a text"])) if kind == "embed" else (lambda gw: gw.model("actor").complete(msgs(0)))
+    await call(make_gateway(tmp=None))  # warm: the server's first answer loads its tokenizer
+    fake_server.reset_stats()
+    fake_server.schedule = lambda i, body: fault
+    fake_server.retry_after_s = 0.01
+    fake_server.hang_s = 1.0
+    with pytest.raises(GatewayError):
+        await call(make_gateway(max_attempts=1, timeout_s=0.3, tmp=None))
+    assert fake_server.stats.requests == 1 and calls[-1].retries == 0
+
+    fake_server.reset_stats()
+    fake_server.schedule = {0: fault, 1: fault}  # two faults, then an answer
+    await call(make_gateway(max_attempts=3, timeout_s=0.3, tmp=None))
+    assert fake_server.stats.requests == 3 and calls[-1].retries == 2 and calls[-1].error is None
+
+
 async def test_retry_after_pauses_the_provider_and_the_call_succeeds(make_gateway, fake_server, calls) -> None:
     fake_server.schedule = ["429", "429"]
     fake_server.retry_after_s = 0.05
