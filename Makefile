@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: bench test test-fast lint perf report clean-results
+.PHONY: bench test test-fast lint perf report soak clean-results
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -33,6 +33,10 @@ test-fast: $(TEST_STAMP)
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy om_core bench
+
+# the long fault trial (kill -9 at named moments, 20%/40% HTTP faults, bad state; scripts/soak.py): not part of `make test`
+soak: $(TEST_STAMP)
+	$(BIN)/python scripts/soak.py
 
 perf: $(STAMP)
 	$(BIN)/ombench perf

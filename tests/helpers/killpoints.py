@@ -8,7 +8,7 @@ counted in this process) ends the process with SIGKILL, the way a power cut or t
 
 | moment | the process dies |
 |---|---|
-| `model_call` | right after the n-th model call is recorded (a question in flight, mid-replay) |
+| `model_call` | right after the n-th model call through the gateway (Observer, Reflector, answer, judge) is recorded: a question in flight |
 | `question` | right after the n-th question's rows are written (between questions) |
 | `checkpoint_write` | halfway through writing the n-th checkpoint's temporary file (before its rename) |
 | `duckdb_write` | inside the n-th question's DuckDB transaction: samples and calls inserted, not committed |
