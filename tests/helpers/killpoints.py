@@ -56,6 +56,7 @@ def _half_then_die(path: Any, data: bytes) -> None:
 
     from bench.fsio import temp_path
 
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_path(Path(path))
     with open(tmp, "wb") as fh:
         fh.write(data[: max(1, len(data) // 2)])
