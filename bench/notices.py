@@ -27,7 +27,8 @@ def warn(text: str, *, once: str | None = None) -> bool:
             if once in _seen:
                 return False
             _seen.add(once)
-    log.warning("%s", line)
+    if log.hasHandlers():  # the run log (Hydra's job logging); without one, logging's last resort would print it twice
+        log.warning("%s", line)
     print(f"ombench: warning: {line}", file=sys.stderr, flush=True)
     return True
 
