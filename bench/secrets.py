@@ -42,6 +42,7 @@ _SECRET_PARAMS = frozenset({"key", "sig", "signature", "auth", "code", "access_t
 _KEY_FORMATS = re.compile(r"\b(?:sk-|sk_|hf_|xai-|gsk_|ghp_|gho_|github_pat_|pplx-|AIza)[A-Za-z0-9_\-]{16,}")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
 _PAIR = re.compile(r"(?P<name>[A-Za-z0-9_.+\-]*[A-Za-z0-9_])(?P<sep>['\"]?\s*[=:]\s*['\"]?)(?P<value>[^\s,'\"&}\]]+)")
+_NUMBER = re.compile(r"[+-]?(\d[\d_]*(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}")
 
 
@@ -52,6 +53,22 @@ def is_secret_key(key: str) -> bool:
         return False
     # "token" alone or as a suffix (hf_token, access-token) is a credential; max_tokens and tokenizer are not
     return any(w in k for w in _SECRET_WORDS) or k == "token" or k.endswith(("_token", "-token"))
+
+
+def may_be_credential(key: str, value: object) -> bool:
+    """Whether `value`, under a key that `is_secret_key`, can be a credential. Never null, empty or a `${...}`
+    reference. A number is not one under a key that is a secret only by its "token" ending: that is a typo of
+    a count key (`message_token=1000` for `message_tokens`), which keeps Hydra's "did you mean" and its number;
+    under password, secret, api_key ... a number stays a secret."""
+    if value is None or (isinstance(value, str) and (not value.strip() or is_reference(value)
+                                                     or value.strip().startswith("${"))):
+        return False
+    text = str(value).strip()
+    if text.lower() in ("null", "none"):
+        return False
+    k = key.lstrip("+~").rsplit(".", 1)[-1].strip().lower()
+    numeric = isinstance(value, (bool, int, float)) or text.lower() in ("true", "false") or _NUMBER.fullmatch(text)
+    return not (numeric and not any(w in k for w in _SECRET_WORDS))
 
 
 def _secret_param(name: str) -> bool:
@@ -217,7 +234,7 @@ def redact_text(text: str) -> str:
 
 def _pair(m: re.Match[str]) -> str:
     value = m.group("value")
-    if not is_secret_key(m.group("name")) or value == REDACTED or is_reference(value) or value.startswith("${"):
+    if not is_secret_key(m.group("name")) or value == REDACTED or not may_be_credential(m.group("name"), value):
         return m.group(0)
     return f"{m.group('name')}{m.group('sep')}{REDACTED}"
 
@@ -226,8 +243,8 @@ def redact(obj: Any) -> Any:
     """A copy of a config tree (mappings, lists, strings) with every secret replaced by REDACTED: the value of a
     secret key (unless empty or a `${...}` reference) and secrets inside strings (`redact_text`)."""
     if isinstance(obj, Mapping):
-        return {str(k): (REDACTED if is_secret_key(str(k)) and v not in (None, "") and not is_reference(v)
-                         else redact(v)) for k, v in obj.items()}
+        return {str(k): (REDACTED if is_secret_key(str(k)) and may_be_credential(str(k), v) else redact(v))
+                for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [redact(v) for v in obj]
     if isinstance(obj, str):

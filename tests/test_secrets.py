@@ -155,3 +155,25 @@ def test_saved_config_files_are_redacted_in_place(tmp_path) -> None:
 def test_without_secrets() -> None:
     assert without_secrets({"params": {"api_key": "x", "t": 1}, "base": "http://a:b@c/v1?key=k"}) == \
         {"params": {"t": 1}, "base": f"http://c/v1?key={REDACTED}"}
+
+
+@pytest.mark.parametrize("value", ["1000", "-5", "0.5", "1e4", "true", "null"])
+def test_a_number_under_a_token_named_key_is_a_typo_not_a_secret(value: str) -> None:
+    # `message_token` (for message_tokens) ends like hf_token; a number is never a key, so Hydra gets to say
+    # "did you mean" instead of a note about a hidden key
+    hidden = hide_secrets([f"strategies.om.params.message_token={value}"])
+    assert hidden.argv == [f"strategies.om.params.message_token={value}"]
+    assert hidden.notes == [] and hidden.env == {}
+
+
+def test_a_token_value_under_a_token_named_key_is_still_hidden() -> None:
+    hidden = hide_secrets(["+gateway.hf_token=hf_abcdefghijklmnopqrstu"])
+    assert "hf_abcdefghijklmnopqrstu" not in " ".join(hidden.argv) and hidden.notes
+
+
+def test_a_number_stays_secret_under_a_password_or_key_name() -> None:
+    from bench.secrets import REDACTED, redact, redact_text
+
+    assert redact({"password": 12345678, "message_token": 1000}) == {"password": REDACTED, "message_token": 1000}
+    assert redact_text("db_password=12345678 message_token=1000") == f"db_password={REDACTED} message_token=1000"
+    assert hide_secrets(["+model.actor.params.api_key=12345678"]).env

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from bench.secrets import is_reference, is_secret_key, remember, url_credentials
+from bench.secrets import is_secret_key, may_be_credential, remember, url_credentials
 
 ENV_PREFIX = "OMBENCH_SECRET_"
 EXCLUDE_KEYS = "hydra.job.config.override_dirname.exclude_keys"
@@ -103,7 +103,7 @@ def hide_secrets(argv: list[str], default_exclude: list[str] | None = None) -> H
         items = _sweep_items(value)
         new_items, hidden = [], False
         for item in items:
-            if is_secret_key(key) and _unquote(item) not in ("", "null") and not is_reference(_unquote(item)):
+            if is_secret_key(key) and may_be_credential(key, _unquote(item)):
                 var = _var_name(key, out.env)
                 out.env[var] = _unquote(item)
                 new_items.append("${oc.env:%s}" % var)
