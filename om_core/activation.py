@@ -1,6 +1,8 @@
 """Pure threshold arithmetic: buffer sizes, retention floor, buffering triggers, which chunks to activate.
 
-Everything here mirrors spec §1.1-§2.4 and does no I/O, so it is tested directly with numbers.
+Everything here mirrors mastra-ai/mastra, packages/memory/src/processors/observational-memory/thresholds.ts and
+buffering-coordinator.ts, and `swapBufferedToActive` (packages/core/src/storage/domains/memory/inmemory.ts);
+it does no I/O, so it is tested directly with numbers.
 """
 
 from __future__ import annotations
@@ -83,7 +85,8 @@ def buffer_interval(pending: int, threshold: int, buffer_tokens: int) -> float:
 
 
 def should_buffer(pending: int, last_boundary: int, threshold: int, buffer_tokens: int | None) -> bool:
-    """True when pending tokens crossed a new interval boundary since the last buffering (spec §2.3)."""
+    """True when pending tokens crossed a new interval boundary since the last buffering (Mastra's
+    buffering-coordinator.ts)."""
     if not buffer_tokens or pending >= threshold:
         return False
     interval = buffer_interval(pending, threshold, buffer_tokens)
@@ -104,7 +107,8 @@ class ActivationPlan:
 
 def plan_activation(chunk_message_tokens: Sequence[int], pending: int, threshold: int,
                     ratio: float, force_max: bool = False) -> ActivationPlan:
-    """Which prefix of buffered chunks to activate (spec §2.4); always a prefix, never empty if chunks exist."""
+    """Which prefix of buffered chunks to activate (Mastra's `swapBufferedToActive`, mirrored in thresholds.ts);
+    always a prefix, never empty if chunks exist."""
     floor_ = threshold * (1.0 - ratio)
     target = max(0.0, pending - floor_)
     if not chunk_message_tokens:

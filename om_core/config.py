@@ -1,4 +1,8 @@
-"""Typed configuration of Observational Memory with Mastra's defaults (spec §1) and validation.
+"""Typed configuration of Observational Memory with Mastra's defaults and validation.
+
+Defaults from mastra-ai/mastra, packages/memory/src/processors/observational-memory/constants.ts
+(`OBSERVATIONAL_MEMORY_DEFAULTS`), thresholds.ts and the `ObservationalMemory` constructor in
+observational-memory.ts.
 
 Knobs left at `None` mean "Mastra's automatic default", resolved by the `OMConfig` properties: async
 buffering is on in thread scope and off in resource scope, and never exists in the m11 profile.
@@ -65,7 +69,8 @@ class ReflectionConfig:
     max_output_tokens: int | None = None  # None: DEFAULT_REFLECTOR_OUTPUT_TOKENS; 0: no cap
     model_params: Mapping[str, Any] = field(default_factory=dict)
     instruction: str | None = None
-    # Reflections do not inherit the top-level idle / provider-change knobs (spec §1.1).
+    # Reflections do not inherit the top-level idle / provider-change knobs (Mastra's `ObservationalMemory`
+    # constructor, observational-memory.ts).
     activate_after_idle: int | str | None = None
     activate_on_provider_change: bool = False
 
@@ -315,7 +320,8 @@ def parse_duration_ms(value: int | float | str, knob: str = "activate_after_idle
 
 
 def auto_idle_ttl_ms(model: str, *, prompt_cache_retention: str | None = None) -> int:
-    """The provider's prompt-cache TTL for `activate_after_idle='auto'` (spec §2.8)."""
+    """The provider's prompt-cache TTL for `activate_after_idle='auto'` (mastra-ai/mastra,
+    packages/memory/src/processors/observational-memory/activation-ttl.ts)."""
     if not model:
         raise ConfigError("activate_after_idle='auto': set actor_model so the provider cache TTL can be chosen")
     m = model.lower()

@@ -1,4 +1,8 @@
-"""The Actor's context (spec §5): static instructions, observations, hints, continuation reminder, raw tail.
+"""The Actor's context: static instructions, observations, hints, continuation reminder, raw tail.
+
+Layout from mastra-ai/mastra, packages/memory/src/processors/observational-memory/: observational-memory.ts
+(`buildContextSystemMessages`), constants.ts, processor.ts; observation transforms from observer-agent.ts
+(`optimizeObservationsForContext`) and date-utils.ts.
 
 m31 splits the observations at message boundaries into one system message per chunk, so that a turn
 which only appends observations leaves every earlier chunk byte-identical (a stable cache prefix).

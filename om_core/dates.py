@@ -1,4 +1,5 @@
-"""The three-date model (spec §5.3, §5.6).
+"""The three-date model (mastra-ai/mastra, packages/memory/src/processors/observational-memory/date-utils.ts
+and temporal-markers.ts).
 
 Observations carry two dates written by the Observer: the message time `(14:30)` under a `Date:` header,
 and, for relative references, a resolved end date `(meaning May 30, 2023)`. The third date, the age

@@ -1,4 +1,7 @@
-"""`ObservationalMemory`: the per-turn orchestrator (spec §2.2-§2.8).
+"""`ObservationalMemory`: the per-turn orchestrator.
+
+Control flow from mastra-ai/mastra, packages/memory/src/processors/observational-memory/: processor.ts,
+observation-turn/step.ts and observational-memory.ts (m11: observational-memory.ts of @mastra/memory 1.1.0).
 
 A caller drives it turn by turn: `prepare_turn` before the Actor call (stores the user input, activates or
 observes at the threshold, starts background buffering, returns the Actor context) and `finish_turn` after
@@ -376,7 +379,8 @@ class ObservationalMemory:
             thread_id=thread_id if self.config.scope == "thread" else None, now=now, timezone=self.config.timezone)
 
     def _idle_gap(self, resource_id: str, thread_id: str, msgs: Sequence[Message], now: datetime) -> timedelta | None:
-        """Time since the thread's last assistant message (the provider-cache idle clock of spec §2.8)."""
+        """Time since the thread's last assistant message (the provider-cache idle clock of Mastra's
+        activation-ttl.ts)."""
         if self.config.idle_ms is None and self.config.reflection_idle_ms is None:
             return None
         first = min((m.created_at for m in msgs), default=now)
@@ -386,7 +390,8 @@ class ObservationalMemory:
 
     def _temporal_marker(self, resource_id: str, thread_id: str, msgs: Sequence[Message],
                          events: TurnLog) -> list[Message]:
-        """A `<system-reminder>` gap message before user input that follows a pause of ≥ 10 minutes (§5.6)."""
+        """A `<system-reminder>` gap message before user input that follows a pause of ≥ 10 minutes (Mastra's
+        temporal-markers.ts)."""
         if not self.config.temporal_markers:
             return []
         first = next((m for m in msgs if m.role == "user"), None)

@@ -1,4 +1,7 @@
-"""The Observer: turns new messages into dated, prioritised observations (spec §3).
+"""The Observer: turns new messages into dated, prioritised observations.
+
+Rules from mastra-ai/mastra, packages/memory/src/processors/observational-memory/observer-agent.ts and
+observer-runner.ts.
 
 Formatting lives in `observer_format`, the prompt in `observer_prompt`, parsing in `observer_parse`;
 this module runs the call and re-exports the public names.

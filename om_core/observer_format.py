@@ -1,4 +1,7 @@
-"""How messages are shown to the Observer (spec §3.2, §6.2, §6.3), and how to read that text back.
+"""How messages are shown to the Observer, and how to read that text back.
+
+Rules from mastra-ai/mastra, packages/memory/src/processors/observational-memory/: observer-agent.ts
+(`formatObserverMessage`), tool-result-helpers.ts and tool-argument-helpers.ts.
 
 m31: a compact line format with a date header on each date change and a time label only when it changes;
 tool exchanges deduplicated by call id, results cut to 5,000 tokens. m11: one bold header per message,
@@ -30,7 +33,7 @@ ARG_MAX_PER_CONTAINER = 20
 ARG_MAX_DEPTH = 5
 ARG_MAX_ENTRIES = 100
 ENCRYPTED_MAX_CHARS = 256
-TEMPORAL_GAP_PREFIX = "__temporal_gap_"  # id prefix of temporal-gap marker messages (spec §5.6)
+TEMPORAL_GAP_PREFIX = "__temporal_gap_"  # id prefix of temporal-gap marker messages (Mastra's temporal-markers.ts)
 
 _ROLE_LABEL = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool"}
 _TERMINAL_LABEL = {"result": "Tool Result", "error": "Tool Error", "denied": "Tool Denied"}

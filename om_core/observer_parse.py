@@ -1,4 +1,5 @@
-"""Parsing Observer (and Reflector) output (spec §3.5, §3.6), and writing it.
+"""Parsing Observer (and Reflector) output, and writing it. Parsing rules from mastra-ai/mastra,
+packages/memory/src/processors/observational-memory/observer-agent.ts.
 
 `format_observer_output` is the inverse of `parse_observer_output`, and the observation-line helpers follow
 the line format the prompts ask for (`* 🔴 (09:12) text`, sub-bullets `  * -> text`, priorities 🔴 🟡 🟢 ✅):

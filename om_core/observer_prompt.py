@@ -1,4 +1,7 @@
-"""The Observer's prompt: system instructions and the user message(s) around the history (spec §3.1, §3.6).
+"""The Observer's prompt: system instructions and the user message(s) around the history.
+
+Rules from mastra-ai/mastra, packages/memory/src/processors/observational-memory/observer-agent.ts and
+observer-runner.ts; the wording is the project's own.
 
 The headings and the thread wrapper are public constants, and `history_from_prompt` / `split_thread_sections`
 read a built prompt back, so code that parses Observer prompts (the benchmark's offline engine) follows any

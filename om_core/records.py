@@ -1,4 +1,7 @@
-"""Stored state of Observational Memory (spec §8): one `OMRecord` per generation, buffered chunks, thread metadata.
+"""Stored state of Observational Memory: one `OMRecord` per generation, buffered chunks, thread metadata.
+
+The fields follow Mastra's `mastra_observational_memory` table and `BufferedObservationChunk` (mastra-ai/mastra,
+packages/core/src/storage/constants.ts and packages/core/src/storage/types.ts).
 
 All records are frozen; storage operations return new values. `to_dict`/`from_dict` give a JSON-safe form
 (datetimes as ISO-8601 UTC strings) used by every storage backend and by export/import.

@@ -1,4 +1,7 @@
-"""The Reflector: rewrites the whole observation log into a smaller one (spec §4).
+"""The Reflector: rewrites the whole observation log into a smaller one.
+
+Rules from mastra-ai/mastra, packages/memory/src/processors/observational-memory/reflector-agent.ts and
+reflector-runner.ts.
 
 m31 climbs a compression ladder (levels 0-4) until the output is under the target; m11 makes one attempt
 and, if it is not under the target, one retry with its single compression guidance.

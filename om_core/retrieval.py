@@ -1,5 +1,7 @@
-"""Retrieval mode (spec §7): observation groups that point back at raw messages, and the `recall` tool that
-pages through stored messages by cursor with low/high detail."""
+"""Retrieval mode: observation groups that point back at raw messages, and the `recall` tool that pages
+through stored messages by cursor with low/high detail (mastra-ai/mastra,
+packages/memory/src/processors/observational-memory/observation-groups.ts and
+packages/memory/src/tools/om-tools.ts)."""
 
 from __future__ import annotations
 
@@ -88,7 +90,8 @@ def reconcile_reflection_groups(reflection: str, source: str) -> str:
 
 
 def retrieval_instructions(scope: str = "resource", custom: str | None = None) -> str:
-    """How the Actor should use the recall tool (our own wording of the rules in spec §7)."""
+    """How the Actor should use the recall tool (our own wording of the rules of Mastra's
+    `getRetrievalInstructions`, observational-memory/constants.ts)."""
     where = "any of this user's conversations" if scope == "resource" else "this conversation"
     text = (
         "RECALL: observations are summaries. Each `## Group` carries a `_range_` of raw message ids from "

@@ -1,5 +1,9 @@
-"""Resource-scope helpers (spec §2.6, §3.6, §5.1): thread-id obscuring, thread selection and batching,
-merging per-thread observation sections, and the OTHER-conversations block. All pure functions."""
+"""Resource-scope helpers: thread-id obscuring, thread selection and batching, merging per-thread observation
+sections, and the OTHER-conversations block. All pure functions.
+
+Rules from mastra-ai/mastra, packages/memory/src/processors/observational-memory/:
+observation-strategies/resource-scoped.ts, observational-memory.ts and observer-agent.ts (multi-thread output).
+"""
 
 from __future__ import annotations
 

@@ -19,7 +19,8 @@ import tiktoken
 
 from om_core.errors import InputError, TokenizerError
 
-# Per-message and per-conversation overheads, as Mastra's counter (spec §6.1).
+# Per-message and per-conversation overheads, as Mastra's counter (mastra-ai/mastra,
+# packages/memory/src/processors/observational-memory/token-counter.ts).
 MESSAGE_OVERHEAD = 3.8
 CONVERSATION_OVERHEAD = 24
 JSON_PAYLOAD_DISCOUNT = 12  # structural JSON is cheaper than its characters suggest

@@ -1,4 +1,5 @@
-"""`anthropic`: explicit prompt caching with breakpoints (spec C.2).
+"""`anthropic`: explicit prompt caching with breakpoints (Anthropic's docs,
+https://platform.claude.com/docs/en/build-with-claude/prompt-caching).
 
 Blocks are segments; the strategy marks breakpoints (`Segment.breakpoint`). A cache entry is the prefix
 up to and including a breakpoint block (its key is that exact prefix: the trie path of unit keys), so

@@ -48,7 +48,7 @@ def _lookup(table: Mapping[str, float] | tuple[tuple[str, float], ...], model: s
 
 @dataclass
 class Pricing:
-    """Input-side prices of one profile. Multipliers are relative to the base input price (C.7)."""
+    """Input-side prices of one profile. Multipliers are relative to the base input price."""
 
     input_per_token: float = 0.0  # USD per uncached input token; 0 => costs are reported as 0
     input_per_token_by_model: dict[str, float] = field(default_factory=dict)  # exact model name overrides

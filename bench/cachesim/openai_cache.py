@@ -1,4 +1,4 @@
-"""`openai`: automatic prompt caching (spec C.1).
+"""`openai`: automatic prompt caching (OpenAI's guide, https://developers.openai.com/api/docs/guides/prompt-caching).
 
 cached = 0 if L < min_prefix else min_prefix + block*floor((L - min_prefix)/block), L = longest common
 token prefix with a live entry of the same (model, stream). Every prompt is written whole; an entry dies
@@ -18,7 +18,8 @@ from bench.cachesim.common import Pricing, check_positive, lookup_by_model, resu
 from bench.cachesim.trie import INF, Node, TimedNode, Walks, match_from, prune, stream_state
 from bench.prompt import Prompt
 
-# Cached-input price / input price, by model family (litellm 1.110.2 cost map, spec C.1).
+# Cached-input price / input price, by model family (litellm 1.110.2 cost map, BerriAI/litellm
+# model_prices_and_context_window.json).
 READ_MULTIPLIERS: tuple[tuple[str, float], ...] = (
     ("gpt-4o", 0.5),
     ("gpt-4o-mini", 0.5),

@@ -1,4 +1,5 @@
-"""`vllm`: automatic prefix caching of vLLM V1 (spec C.5).
+"""`vllm`: automatic prefix caching of vLLM V1 (vllm-project/vllm docs/design/prefix_caching.md and
+vllm/v1/core/kv_cache_manager.py).
 
 Full `block_size`-token blocks only, identified by a hash chain hash(parent hash, block token ids); the
 first block's parent is a salt from the stream (like `cache_salt`), so actor and observer prompts never

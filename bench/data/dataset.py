@@ -23,7 +23,8 @@ class KnownFile:
     note: str = ""
 
 
-# sha256 of the decompressed JSON bytes (spec §1, §7).
+# sha256 of the decompressed JSON bytes: the official files of the HF dataset xiaowu0162/longmemeval-cleaned,
+# and a known subset of S.
 KNOWN_SHA256: dict[str, KnownFile] = {
     "821a2034d219ab45846873dd14c14f12cfe7776e73527a483f9dac095d38620c": KnownFile("oracle", True),
     "d6f21ea9d60a0d56f34a05b609c79c88a451d2ae03597821ea3d5a9678c3a442": KnownFile("S (cleaned)", True),

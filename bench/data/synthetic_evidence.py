@@ -335,5 +335,5 @@ BUILDERS: dict[str, Callable[[random.Random, datetime, int, bool], Evidence]] = 
     "temporal-reasoning": temporal_reasoning,
     "knowledge-update": knowledge_update,
 }
-# Abstention questions exist for these four types in the official data (spec §2).
+# Abstention questions exist for these four types in the official data (HF xiaowu0162/longmemeval-cleaned).
 ABSTENTION_TYPES = ("single-session-user", "multi-session", "temporal-reasoning", "knowledge-update")

@@ -9,7 +9,8 @@ from om_core.llm import ChatModel, Completion
 async def answer(
     model: ChatModel, prompt: Prompt, *, max_tokens: int = 800, temperature: float = 0.0
 ) -> tuple[str, Completion]:
-    """Return (hypothesis text, completion). 800 tokens is the official reader's effective budget (§4.4)."""
+    """Return (hypothesis text, completion). 800 tokens is the official reader's effective budget
+    (LongMemEval: xiaowu0162/LongMemEval src/generation/run_generation.py)."""
     completion = await model.complete(
         prompt.to_messages(), max_tokens=max_tokens, temperature=temperature, role="actor"
     )

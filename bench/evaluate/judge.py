@@ -1,4 +1,5 @@
-"""The LongMemEval judge: official template choice, call parameters and answer parsing (spec §4.2–§4.3)."""
+"""The LongMemEval judge: official template choice, call parameters and answer parsing (LongMemEval:
+xiaowu0162/LongMemEval src/evaluation/evaluate_qa.py)."""
 
 from __future__ import annotations
 

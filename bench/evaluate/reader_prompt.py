@@ -1,8 +1,9 @@
-"""The LongMemEval reader prompt (official layout, spec longmemeval §4.4), in the project's own words.
+"""The LongMemEval reader prompt (official layout), in the project's own words.
 
 The layout (section headers, session numbering, JSON history, "Current Date" = question date) follows the
-official generation script; the instruction sentences are our paraphrase. Parts come back as ordered
-(key, text) pairs so strategies can turn them into cache-friendly Prompt segments.
+official generation script (xiaowu0162/LongMemEval src/generation/run_generation.py); the instruction
+sentences are our paraphrase. Parts come back as ordered (key, text) pairs so strategies can turn them into
+cache-friendly Prompt segments.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""om: om_core's ObservationalMemory, set up as Mastra replayed LongMemEval (spec om §9.2-9.3).
+"""om: om_core's ObservationalMemory, set up as Mastra replayed LongMemEval (mastra-ai/mastra,
+explorations/longmemeval/src/commands/prepare.ts and run.ts).
 
 Resource scope, one thread per haystack session (thread id = the session's opaque label), thread ids
 obscured in prompts, a fresh store per question (SQLite in memory, or a file for checkpoints). At each user

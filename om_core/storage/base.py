@@ -1,4 +1,5 @@
-"""The `Storage` protocol: the single source of truth of Observational Memory (spec §8).
+"""The `Storage` protocol: the single source of truth of Observational Memory (modelled on Mastra's memory
+storage domain, mastra-ai/mastra packages/core/src/storage/domains/memory/inmemory.ts).
 
 Every state change is one transaction, so a crash between two calls never loses an observation or applies
 one twice: mutating calls that would act on a stale head (another writer moved on) return None instead.

@@ -1,4 +1,5 @@
-"""The storage operations of spec §8.3, written once over a handful of backend primitives.
+"""The storage operations of Mastra's in-memory adapter (mastra-ai/mastra,
+packages/core/src/storage/domains/memory/inmemory.ts), written once over a handful of backend primitives.
 
 A backend supplies a transaction context and load/save primitives; every public operation here runs inside
 exactly one transaction, so it either happens completely or not at all.
@@ -201,7 +202,8 @@ class BaseStorage(ABC):
                                 pending_tokens: int | None, force_max: bool, now: datetime,
                                 thread_id: str | None = None,
                                 boundary: Callable[[datetime], str] | None = None) -> ActivationResult:
-        """Activate a prefix of the buffered chunks (spec §2.4) and copy the last chunk's hints to the thread."""
+        """Activate a prefix of the buffered chunks (Mastra's `swapBufferedToActive`) and copy the last chunk's
+        hints to the thread."""
         boundary = boundary or _default_boundary
         with self._tx():
             rec = self._current(record_id)

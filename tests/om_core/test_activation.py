@@ -1,4 +1,5 @@
-"""Activation arithmetic of spec §2.3-§2.4, checked with numbers."""
+"""Activation arithmetic of Mastra's buffering-coordinator.ts, thresholds.ts and `swapBufferedToActive`
+(mastra-ai/mastra), checked with numbers."""
 
 import pytest
 

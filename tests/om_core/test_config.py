@@ -1,4 +1,4 @@
-"""OMConfig defaults (spec §1) and validation messages."""
+"""OMConfig defaults (Mastra's observational-memory/constants.ts) and validation messages."""
 
 import pytest
 

@@ -164,11 +164,12 @@ def test_temporal_gap_marker():
         temporal_gap_marker(datetime(2023, 1, 1), NOW)
 
 
-# ---- fidelity with Mastra's date-utils (spec §5.3, §5.6) ------------------------------------------------
+# ---- fidelity with Mastra's date-utils.ts and temporal-markers.ts ----------------------------------------
 
 
 def test_gap_lines_have_no_year_unit():
-    # spec §5.3 lists days/weeks/months only: two years apart reads "[24 months later]", never "[2 years later]"
+    # Mastra's gap lines use days/weeks/months only: two years apart reads "[24 months later]", never
+    # "[2 years later]"
     out = annotate_relative("Date: Jun 1, 2021\n* a\nDate: Jun 20, 2023\n* b", NOW)
     assert "[24 months later]" in out and "year" not in out.split("\n")[3]
 

@@ -1,4 +1,6 @@
-"""Points where om_core follows Mastra's arithmetic exactly (spec §2.3, §2.5, §2.7, §6.1)."""
+"""Points where om_core follows Mastra's arithmetic exactly (mastra-ai/mastra,
+packages/memory/src/processors/observational-memory/: buffering-coordinator.ts,
+observation-strategies/sync.ts, reflector-runner.ts, token-counter.ts)."""
 
 from __future__ import annotations
 

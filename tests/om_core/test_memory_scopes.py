@@ -1,4 +1,5 @@
-"""Resource scope (spec §2.6): one record per resource, observations attributed to their thread."""
+"""Resource scope (Mastra's observation-strategies/resource-scoped.ts): one record per resource, observations
+attributed to their thread."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The recall tool and observation groups (spec §7)."""
+"""The recall tool and observation groups (Mastra's om-tools.ts and observation-groups.ts)."""
 
 from datetime import datetime, timedelta, timezone
 

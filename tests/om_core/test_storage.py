@@ -1,4 +1,5 @@
-"""Storage operations of spec §8.3 on every backend (in-memory, SQLite file, Postgres when available)."""
+"""Storage operations of Mastra's in-memory adapter (packages/core/src/storage/domains/memory/inmemory.ts) on
+every backend (in-memory, SQLite file, Postgres when available)."""
 
 from __future__ import annotations
 
