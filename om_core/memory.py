@@ -264,14 +264,14 @@ class ObservationalMemory:
                           if m.id not in skip and m.role != "system"]
         else:
             unobserved = []
-            with self.storage.reading():  # one read-cache check for all threads
-                for meta in self.storage.list_threads(rec.resource_id):
-                    msgs = [m for m in self.storage.list_messages(rec.resource_id, meta.thread_id,
-                                                                  after=meta.last_observed_at) if m.role != "system"]
-                    if meta.thread_id == thread_id:
-                        unobserved = msgs
-                    elif msgs:
-                        others[meta.thread_id] = msgs
+            for meta, stored in self.storage.list_unobserved(rec.resource_id):  # one (cached) read for all threads
+                if not stored:  # most threads of a long history are fully observed
+                    continue
+                msgs = [m for m in stored if m.role != "system"]
+                if meta.thread_id == thread_id:
+                    unobserved = msgs
+                elif msgs:
+                    others[meta.thread_id] = msgs
         other_text, other_tokens = self._others.block(rec.resource_id, thread_id, others)
         pending = self.tokens.total(unobserved) + other_tokens
         threshold = dynamic_threshold(cfg.observation.message_tokens, cfg.reflection.observation_tokens,

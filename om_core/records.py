@@ -219,10 +219,11 @@ class ActivationResult:
 
 
 def message_to_dict(m: Message) -> dict[str, Any]:
-    d = asdict(m)
-    d["created_at"] = iso(m.created_at)
-    d["tool_calls"] = [asdict(tc) for tc in m.tool_calls]
-    return d
+    # the fields in declaration order, built by hand: `asdict` deep-copies the content (a hot path: every
+    # stored message)
+    return {"id": m.id, "role": m.role, "content": m.content, "created_at": iso(m.created_at),
+            "thread_id": m.thread_id, "resource_id": m.resource_id,
+            "tool_calls": [asdict(tc) for tc in m.tool_calls]}
 
 
 def message_from_dict(d: Mapping[str, Any]) -> Message:

@@ -120,9 +120,17 @@ def merge_thread_sections(existing: str, sections: Sequence[tuple[str, str]], bo
     return text
 
 
+OTHER_SEPARATOR = "\n\n"  # between two threads' blocks
+
+
+def other_conversation_parts(threads: Mapping[str, Sequence[Message]], fmt: Callable[[Sequence[Message]], str],
+                             obscure: bool) -> list[str]:
+    """One `<other-conversation id=…>` block per thread with unobserved messages, in order."""
+    return [f'<other-conversation id="{display_id(tid, obscure)}">\n{fmt(msgs)}\n</other-conversation>'
+            for tid, msgs in threads.items() if msgs]
+
+
 def other_conversations_block(threads: Mapping[str, Sequence[Message]], fmt: Callable[[Sequence[Message]], str],
                               obscure: bool) -> str:
     """`<other-conversation id=…>` blocks for the unobserved messages of other threads (inner content)."""
-    parts = [f'<other-conversation id="{display_id(tid, obscure)}">\n{fmt(msgs)}\n</other-conversation>'
-             for tid, msgs in threads.items() if msgs]
-    return "\n\n".join(parts)
+    return OTHER_SEPARATOR.join(other_conversation_parts(threads, fmt, obscure))

@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import tiktoken
 
@@ -24,6 +24,12 @@ from om_core.errors import InputError, TokenizerError
 MESSAGE_OVERHEAD = 3.8
 CONVERSATION_OVERHEAD = 24
 JSON_PAYLOAD_DISCOUNT = 12  # structural JSON is cheaper than its characters suggest
+
+# Encodings whose pre-tokeniser (the split regex applied before BPE, tiktoken's `_pat_str`) always ends a piece
+# between a newline and a following character that is neither whitespace nor "/": no alternative of their pattern
+# continues past "\n" into such a character, so no token spans that boundary and counts add up across it.
+# (openai/tiktoken, tiktoken_ext/openai_public.py: the `\s*[\r\n]+` and ` ?[^\s\p{L}\p{N}]+[\r\n/]*` alternatives.)
+NEWLINE_SPLIT_ENCODINGS = frozenset({"o200k_base", "cl100k_base"})
 
 
 def _ensure_offline_bpe_dir() -> None:
@@ -104,6 +110,28 @@ class TokenCounter:
                 old, _ = self._memo.popitem(last=False)
                 self._memo_chars -= len(old)
         return n
+
+    def count_joined(self, parts: Sequence[str]) -> int:
+        """Tokens of `"".join(parts)`, exactly, counting (and memoising) each part on its own where the encoding
+        must split between two parts (the previous one ends with a newline, the next starts with a character
+        that is neither whitespace nor "/"); other neighbours are counted together. A block that grows or loses
+        a part is then recounted only where it changed. Other encodings count the joined text."""
+        if self.encoding_name not in NEWLINE_SPLIT_ENCODINGS:
+            return self.count_string("".join(parts))
+        total = 0
+        run: list[str] = []
+        for p in parts:
+            if not p:
+                continue
+            if run and not (run[-1].endswith("\n") and not p[0].isspace() and p[0] != "/"):
+                run.append(p)  # no guaranteed split here: count the two together
+                continue
+            if run:
+                total += self.count_string(run[0] if len(run) == 1 else "".join(run))
+            run = [p]
+        if run:
+            total += self.count_string(run[0] if len(run) == 1 else "".join(run))
+        return total
 
     def decode(self, ids: Iterable[int]) -> str:
         return self._enc.decode(list(ids))

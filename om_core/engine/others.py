@@ -11,7 +11,7 @@ from datetime import tzinfo
 from typing import Sequence
 
 from om_core.observer_format import format_messages
-from om_core.scopes import other_conversations_block
+from om_core.scopes import OTHER_SEPARATOR, other_conversation_parts
 from om_core.tokens import TokenCounter
 from om_core.types import Message
 
@@ -37,10 +37,14 @@ class OtherConversations:
         if hit is not None and hit[0] == tuple(others) and all(a is b for a, b in zip(hit[1], texts, strict=True)):
             return hit[2], hit[3]
         by_thread = dict(zip(others, texts))
-        text = other_conversations_block(others, lambda ms: by_thread[ms[0].thread_id or ""], self.obscure)
+        parts = other_conversation_parts(others, lambda ms: by_thread[ms[0].thread_id or ""], self.obscure)
+        text = OTHER_SEPARATOR.join(parts)
+        # counted part by part (each part's count is memoised by its text): when the reader moves to another
+        # thread or one thread is observed, only the parts that changed are tokenised again
+        pieces = [p + OTHER_SEPARATOR for p in parts[:-1]] + parts[-1:]
         if len(self._blocks) >= OTHER_MEMO_THREADS:
             self._blocks.clear()
-        self._blocks[key] = (tuple(others), texts, text, self.counter.count_string(text))
+        self._blocks[key] = (tuple(others), texts, text, self.counter.count_joined(pieces))
         return text, self._blocks[key][3]
 
     def _format(self, msgs: Sequence[Message]) -> str:

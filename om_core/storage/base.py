@@ -80,6 +80,10 @@ class Storage(Protocol):
                       before: datetime | None = None, limit: int | None = None, cursor: str | None = None,
                       direction: Direction = "forward") -> list[Message]: ...
 
+    def list_unobserved(self, resource_id: str) -> list[tuple[ThreadMeta, Sequence[Message]]]:
+        """Every thread of the resource (`list_threads` order) with its messages after its `last_observed_at`."""
+        ...
+
     def reading(self) -> AbstractContextManager[None]:
         """Context grouping several read-only calls; writes must not happen inside it."""
         ...

@@ -227,7 +227,7 @@ class SqlStorage(BaseStorage):
         return self._cached("threads", ("id", thread_id), load)
 
     def _save_thread(self, meta: ThreadMeta) -> None:
-        self._forget("threads")
+        self._forget("threads", "unobserved")
         self._exec(f"INSERT INTO {self.prefix}threads (thread_id, resource_id, data) VALUES (?, ?, ?) "
                    "ON CONFLICT (thread_id) DO UPDATE SET resource_id = excluded.resource_id, data = excluded.data",
                    (meta.thread_id, meta.resource_id, self._dump(meta.to_dict())))
@@ -262,6 +262,7 @@ class SqlStorage(BaseStorage):
             return
         rows = self._exec(f"SELECT COALESCE(MAX(seq), 0) FROM {self.prefix}messages")
         seq = int(rows[0][0])
+        self._forget("unobserved")
         for m in messages:
             self._forget(_message_area(m.resource_id or "", m.thread_id), _message_area(m.resource_id or "", None))
             seq += 1
@@ -286,6 +287,13 @@ class SqlStorage(BaseStorage):
 
         key = (lower, upper, limit, descending)
         return list(self._cached(_message_area(resource_id, thread_id), key, load))
+
+    def _load_unobserved(self, resource_id: str) -> list[tuple[ThreadMeta, Sequence[Message]]]:
+        # one cached answer per resource, forgotten whenever any message or thread is written
+        def load() -> tuple[tuple[ThreadMeta, Sequence[Message]], ...]:
+            return tuple((t, tuple(ms)) for t, ms in super(SqlStorage, self)._load_unobserved(resource_id))
+
+        return list(self._cached("unobserved", resource_id, load))
 
     def _select_messages(self, resource_id: str, thread_id: str | None, lower: MessageKey | None,
                          upper: MessageKey | None, limit: int | None, descending: bool) -> list[Message]:

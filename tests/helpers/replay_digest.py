@@ -40,9 +40,10 @@ def digest_ingestion(res: Any) -> dict[str, str]:
     return {
         "turns": _h(res.turns),
         "prompts": _h([c["messages"] for c in calls if c["role"] == "actor"]),
-        "background": _h([c for c in calls if c["role"] != "actor"]),
+        # concurrent background calls (one Observer call per thread) are recorded as they finish: compared as a set
+        "background": _h(sorted(json.dumps(c, sort_keys=True, default=str) for c in calls if c["role"] != "actor")),
         "question": _h([res.question_prompt.to_messages(), res.question_cache, str(res.question_time)]),
-        "outputs": _h([dataclasses.asdict(o) for o in res.outputs]),
+        "outputs": _h(sorted(json.dumps(dataclasses.asdict(o), sort_keys=True) for o in res.outputs)),  # as they finish
         "state": _h(res.strategy.state()),
     }
 

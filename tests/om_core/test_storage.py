@@ -262,3 +262,18 @@ async def test_engine_gives_the_same_context_on_every_backend(store):
         rendered.append(([(m.role, m.content, m.key) for m in ctx.messages], ctx.generation))
         assert {"buffer", "activate"} <= set(events) and ctx.generation >= 1
     assert rendered[0] == rendered[1]
+
+
+def test_message_to_dict_has_every_field_in_declaration_order_and_round_trips() -> None:
+    from dataclasses import asdict, fields
+    from datetime import datetime, timezone
+
+    from om_core.records import iso, message_from_dict, message_to_dict
+    from om_core.types import Message, ToolCall
+
+    m = Message("m1", "assistant", "hi", datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc), thread_id="t",
+                resource_id="r", tool_calls=(ToolCall(id="c1", name="lookup", args={"q": 1}, state="result", result="ok"),))
+    d = message_to_dict(m)
+    assert list(d) == [f.name for f in fields(Message)]
+    assert d == {**asdict(m), "created_at": iso(m.created_at), "tool_calls": [asdict(tc) for tc in m.tool_calls]}
+    assert message_from_dict(d) == m

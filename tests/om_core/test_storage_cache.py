@@ -93,3 +93,32 @@ def test_a_rolled_back_transaction_leaves_no_cached_trace():
             raise RuntimeError("abort")
     assert s.get_record("thread:t1") == before
     assert [m.id for m in s.list_messages("r", "t1")] == ["t1-m0", "t1-m1"]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "memory"])
+def test_list_unobserved_is_each_threads_tail_after_last_observed_at_and_follows_writes(tmp_path, backend):
+    from om_core.storage import InMemoryStorage
+
+    s = SQLiteStorage(tmp_path / "om.db") if backend == "sqlite" else InMemoryStorage()
+    s.save_thread(ThreadMeta("t1", "r", T0, T0, last_observed_at=T0 + timedelta(minutes=1)))
+    s.save_thread(ThreadMeta("t2", "r", T0 + timedelta(seconds=1), T0))
+    s.add_messages([msg(0), msg(1), msg(2), msg(0, "t2")])
+
+    def view():
+        return [(t.thread_id, [m.id for m in ms]) for t, ms in s.list_unobserved("r")]
+
+    want = [(t.thread_id, [m.id for m in s.list_messages("r", t.thread_id, after=t.last_observed_at)])
+            for t in s.list_threads("r")]
+    assert view() == want == [("t1", ["t1-m2"]), ("t2", ["t2-m0"])]
+    if backend == "sqlite":
+        selects = count_selects(s)
+        assert view() == want and view() == want
+        assert not selects  # served from the read cache
+    s.add_messages([msg(3)])  # a new message is seen
+    assert view() == [("t1", ["t1-m2", "t1-m3"]), ("t2", ["t2-m0"])]
+    s.save_thread(ThreadMeta("t2", "r", T0 + timedelta(seconds=1), T0, last_observed_at=T0 + timedelta(minutes=5)))
+    assert view() == [("t1", ["t1-m2", "t1-m3"]), ("t2", [])]  # so is a thread observed
+    if backend == "sqlite":
+        other = SQLiteStorage(tmp_path / "om.db")
+        other.add_messages([msg(7, "t2")])  # another connection's commit too
+        assert view()[1] == ("t2", ["t2-m7"])

@@ -84,3 +84,40 @@ def test_memos_are_bounded_by_characters_and_stay_exact() -> None:
     assert sum(map(len, c._memo)) == c._memo_chars and sum(map(len, c._ids)) == c._ids_chars
     assert len(c._memo) < 20 and len(c._ids) < 20  # old entries were evicted
     assert c.count_string(texts[0]) == expected[0]  # recomputed after eviction, still exact
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base", "p50k_base"])
+def test_count_joined_equals_the_count_of_the_joined_text_at_every_kind_of_boundary(encoding: str) -> None:
+    import random
+
+    c = TokenCounter(encoding)
+    rng = random.Random(7)
+    # neighbours that merge into one token or piece when joined (".\n" + "/", "\n" + "\n", " " + "x", digits...)
+    # and ones that must split (after "\n", before "<", a letter, a digit, punctuation, non-ASCII)
+    atoms = ["</other-conversation>\n", "\n", "\n\n", "  \n", "/", "//x", " ", "\t", "word", "Word", "123", "45",
+             "<tag>", ".", "!\n", "é", "日本語\n", "'s", "\r\n", "**bold**\n", "- item\n", "\u3000", "\u00a0x"]
+    for _ in range(400):
+        parts = [rng.choice(atoms) + rng.choice(atoms) for _ in range(rng.randint(1, 8))]
+        assert c.count_joined(parts) == len(c._enc.encode("".join(parts), disallowed_special=())), parts
+
+
+def test_count_joined_counts_changed_parts_only_and_matches_real_sessions(monkeypatch) -> None:
+    from tests.helpers.strategies import s_dataset
+
+    c = TokenCounter()
+    inst = s_dataset().instances[0]
+    blocks = [f'<other-conversation id="t{i}">\n' + "\n".join(f"{t.role}: {t.content}" for t in s.turns)
+              + "\n</other-conversation>\n\n" for i, s in enumerate(inst.sessions[:12])]
+    assert c.count_joined(blocks) == len(c._enc.encode("".join(blocks), disallowed_special=()))
+    calls = 0
+    real = c._enc.encode
+
+    def counting(*a, **k):
+        nonlocal calls
+        calls += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(c._enc, "encode", counting)
+    grown = [*blocks[1:], "<other-conversation id=\"new\">\nuser: hello\n</other-conversation>"]
+    assert c.count_joined(grown) == len(real("".join(grown), disallowed_special=()))
+    assert calls == 1  # only the new part; the eleven others were memoised
