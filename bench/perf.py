@@ -51,6 +51,13 @@ class StrategyStats:
     events: dict[str, int] = field(default_factory=dict)
     cached: dict[str, int] = field(default_factory=dict)  # per profile, Actor prompts (turns + question)
     failed: list[str] = field(default_factory=list)  # "question_id: error" (a failed question never stops perf)
+    question_tokens: int = 0  # the question-time Actor prompts (what the answer is computed from)
+    # per profile, over every prompt of the replay (Actor turns, background calls, question): tokens computed
+    # (not served from cache), tokens served from cache, all prompt tokens
+    prefill_all: dict[str, int] = field(default_factory=dict)
+    cached_all: dict[str, int] = field(default_factory=dict)
+    tokens_all: int = 0
+    per_question: list[tuple[int, float]] = field(default_factory=list)  # (haystack tokens, seconds)
 
 
 @dataclass
@@ -65,6 +72,7 @@ class PerfReport:
     warm_up_s: float = 0.0  # first gateway calls (imports litellm); not part of the replay time
     profile_text: str = ""
     setup: str = ""  # the config replayed with, in one line
+    scaling_text: str = ""  # bench.scaling's table, when asked for
 
     @property
     def ratio(self) -> float:
@@ -91,22 +99,66 @@ class PerfReport:
                 f"{st.prompts:>9}{st.prompt_tokens / 1e6:>8.2f}{st.background_calls:>9}  {shares}  {ev}"
                 + (f"  FAILED {len(st.failed)}: {st.failed[0][:160]}" if st.failed else "")
             )
+        lines += ["", *economics(self.strategies)]
+        lines += ["", *growth(self.strategies)]
+        if self.scaling_text:
+            lines += ["", self.scaling_text]
         if self.profile_text:
             lines += ["", self.profile_text]
         return "\n".join(lines)
 
 
-def tokenise_baseline(instances: Sequence[Instance], encoding: str = "o200k_base") -> tuple[float, int]:
-    """Seconds to tokenise every turn of every haystack once (no memo), and the token total."""
+def _share(part: float, whole: float) -> str:
+    return f"{part / whole:.1%}" if whole else "n/a"
+
+
+def economics(stats: dict[str, StrategyStats], reference: str = "full_context") -> list[str]:
+    """What each strategy costs against sending the whole history, from the replay's own numbers: question-time
+    Actor prompt tokens as a share of the reference's; uncached prefill over the whole replay (Actor turns,
+    background memory calls, question) as a share of the reference's, per cache profile; and the hit share
+    (cached / all prompt tokens of the replay) per profile. Token counts of the offline engine's replay."""
+    ref = stats.get(reference)
+    profiles = sorted({p for st in stats.values() for p in st.prefill_all})
+    head = f"{'strategy':<13}{'question tok':>13}{'vs ' + reference:>18}"
+    head += "".join(f"{'prefill ' + p:>18}" for p in profiles) + "".join(f"{'hit ' + p:>14}" for p in profiles)
+    out = [f"economics (vs {reference}; prefill = uncached prompt tokens of the whole replay incl. memory's own "
+           f"calls, as a share of {reference}'s; hit = cached share of all prompt tokens):", head]
+    for name, st in stats.items():
+        row = f"{name:<13}{st.question_tokens:>13,}{_share(st.question_tokens, ref.question_tokens if ref else 0):>18}"
+        row += "".join(f"{_share(st.prefill_all.get(p, 0), ref.prefill_all.get(p, 0) if ref else 0):>18}"
+                       for p in profiles)
+        row += "".join(f"{_share(st.cached_all.get(p, 0), st.tokens_all):>14}" for p in profiles)
+        out.append(row)
+    return out
+
+
+def growth(stats: dict[str, StrategyStats]) -> list[str]:
+    """Per strategy, the exponent b of seconds ~ tokens^b fitted on the replayed questions binned by haystack
+    size (bench.scaling.fit_exponent); 1.0 is linear. Needs a spread of sizes (see `ombench perf --scaling`)."""
+    from bench.scaling import fit_exponent
+
+    out = ["per-question time vs haystack size (log-log fit over size bins; 1.0 = linear):"]
+    for name, st in stats.items():
+        fit = fit_exponent(st.per_question)
+        out.append(f"  {name:<13}" + (f"exponent {fit.exponent:.2f} over {fit.bins} bins, "
+                                      f"{fit.min_tokens:,}-{fit.max_tokens:,} tokens" if fit else
+                                      "n/a (haystack sizes too close together: use --scaling)"))
+    return out
+
+
+def tokenise_baseline(instances: Sequence[Instance], encoding: str = "o200k_base") -> tuple[float, list[int]]:
+    """Seconds to tokenise every turn of every haystack once (no memo), and each haystack's tokens."""
     enc = get_encoding(encoding)
     enc.encode("warm up")
     t0 = time.perf_counter()
-    n = 0
+    sizes = []
     for inst in instances:
+        n = 0
         for s in inst.sessions:
             for t in s.turns:
                 n += len(enc.encode(t.content, disallowed_special=()))
-    return time.perf_counter() - t0, n
+        sizes.append(n)
+    return time.perf_counter() - t0, sizes
 
 
 def perf_config(overrides: Sequence[str] = ()) -> RootCfg:
@@ -147,6 +199,12 @@ async def replay_one(inst: Instance, spec: StrategySpec, gateway: Gateway, count
 
 def _accumulate(st: StrategyStats, res: Ingestion) -> None:
     st.questions += 1
+    st.question_tokens += res.question_prompt.token_count
+    for rec, cache in [*((c, c.cache) for c in res.calls), (None, res.question_cache)]:
+        st.tokens_all += rec.prompt_tokens if rec is not None else res.question_prompt.token_count
+        for p, c in cache.items():
+            st.prefill_all[p] = st.prefill_all.get(p, 0) + int(c["prefill"])
+            st.cached_all[p] = st.cached_all.get(p, 0) + int(c["cached"])
     rows = [r for r in res.turns if r["prompt_tokens"]]
     st.prompts += len(rows) + 1
     st.prompt_tokens += sum(r["prompt_tokens"] for r in rows) + res.question_prompt.token_count
@@ -175,6 +233,7 @@ async def run_perf(
     instances: Sequence[Instance],
     cfg: RootCfg,
     prof: cProfile.Profile | None = None,
+    sizes: Sequence[int] | None = None,
 ) -> tuple[dict[str, StrategyStats], float, float]:
     """Replay every question through every strategy of `cfg.run_strategies`, with the simulators of
     `cfg.cachesim`: the stats, the replay seconds, the (excluded) warm-up seconds."""
@@ -192,7 +251,7 @@ async def run_perf(
     t_start = time.perf_counter()
     if prof:
         prof.enable()
-    for inst in instances:
+    for i, inst in enumerate(instances):
         for spec in specs:
             st = stats[spec.name]
             t0 = time.perf_counter()
@@ -202,7 +261,10 @@ async def run_perf(
                 st.seconds += time.perf_counter() - t0
                 st.failed.append(f"{inst.question_id}: {type(exc).__name__}: {exc}")
                 continue
-            st.seconds += time.perf_counter() - t0
+            took = time.perf_counter() - t0
+            st.seconds += took
+            if sizes is not None:
+                st.per_question.append((sizes[i], took))
             _accumulate(st, res)
     if prof:
         prof.disable()
@@ -305,11 +367,18 @@ def measure(
     cfg: RootCfg | None = None,
     overrides: Sequence[str] = (),
     cpu_profile: int = 0,
+    scaling: Sequence[float] = (),
 ) -> PerfReport:
     """Baseline, then the replay (optionally under cProfile, printing the top `cpu_profile` entries).
 
     The config is `cfg`, or `perf_config(overrides)`; `strategies` (configured names) and `profiles` replace
-    its run_strategies and cachesim.profiles when given."""
+    its run_strategies and cachesim.profiles when given. With `scaling` factors every question is replayed at
+    each factor of its haystack size instead (bench.scaling) and the report adds the scaling table."""
+    from bench.scaling import render_scaling, scaled_instances
+
+    factors = list(scaling)
+    if factors:
+        instances = scaled_instances(instances, factors)
     cfg = cfg or perf_config(overrides)
     if strategies is not None:
         cfg = dataclasses.replace(cfg, run_strategies=list(strategies))
@@ -321,9 +390,9 @@ def measure(
     gc.collect()
     gc.freeze()
     try:
-        baseline, n_tokens = tokenise_baseline(instances)
+        baseline, sizes = tokenise_baseline(instances)
         prof = cProfile.Profile() if cpu_profile else None
-        stats, replay_s, warm_s = asyncio.run(run_perf(instances, cfg, prof))
+        stats, replay_s, warm_s = asyncio.run(run_perf(instances, cfg, prof, sizes))
     finally:
         gc.unfreeze()
     text = ""
@@ -339,9 +408,12 @@ def measure(
             + "\n\ntop functions:\n"
             + buf.getvalue().split("\n", 6)[-1]
         )
+    scaling_text = render_scaling(factors, instances, sizes, {k: st.per_question for k, st in stats.items()}) \
+        if factors else ""
     return PerfReport(
+        scaling_text=scaling_text,
         questions=len(instances),
-        haystack_tokens=n_tokens,
+        haystack_tokens=sum(sizes),
         baseline_s=baseline,
         replay_s=replay_s,
         peak_rss_bytes=peak_rss_bytes(),

@@ -264,9 +264,8 @@ class ObservationalMemory:
                           if m.id not in skip and m.role != "system"]
         else:
             unobserved = []
-            for meta, stored in self.storage.list_unobserved(rec.resource_id):  # one (cached) read for all threads
-                if not stored:  # most threads of a long history are fully observed
-                    continue
+            # one (cached) read: only the threads with unobserved messages, however long the history
+            for meta, stored in self.storage.list_unobserved(rec.resource_id):
                 msgs = [m for m in stored if m.role != "system"]
                 if meta.thread_id == thread_id:
                     unobserved = msgs

@@ -7,7 +7,7 @@ from bench.strategies import STRATEGY_NAMES
 def test_measure_replays_every_strategy_and_profile_and_reports_a_ratio():
     ds = load_dataset("synthetic:n_per_type=1,haystack_tokens=1500")
     report = measure(ds.instances[:2], profiles=("openai", "anthropic"), cpu_profile=5)
-    assert set(report.strategies) == set(STRATEGY_NAMES)  # experiment=perf runs every configured strategy
+    assert set(report.strategies) == {*STRATEGY_NAMES, "om_m11"}  # experiment=perf: every strategy, OM in both profiles
     for _name, st in report.strategies.items():
         assert st.questions == 2 and st.prompts > 2 and st.prompt_tokens > 0 and not st.failed
         assert set(st.cached) == {"openai", "anthropic"}
@@ -31,3 +31,28 @@ def test_cli_rejects_unknown_names(capsys):
     assert main(["perf", "--data", "synthetic:n_per_type=1", "--profiles", "azure"]) == 2
     assert main(["perf", "--data", "synthetic:n_per_type=1", "no.such.key=1"]) == 2
     assert "config override" in capsys.readouterr().err
+
+
+def test_report_prints_the_economics_and_the_growth_against_full_context():
+    ds = load_dataset("synthetic:n_per_type=1,haystack_tokens=1500")
+    report = measure(ds.instances[:2], strategies=("full_context", "om", "rag"), profiles=("openai", "vllm"),
+                     scaling=(0.5, 1, 2))
+    assert report.questions == 6  # each question at three sizes
+    fc, om = report.strategies["full_context"], report.strategies["om"]
+    assert len(fc.per_question) == 6 and all(t > 0 and s > 0 for t, s in fc.per_question)
+    assert om.question_tokens < fc.question_tokens  # OM answers from observations, not the whole history
+    for st in report.strategies.values():
+        assert set(st.prefill_all) == {"openai", "vllm"}
+        assert 0 < st.prefill_all["openai"] <= st.tokens_all and st.cached_all["openai"] <= st.tokens_all
+    text = report.render()
+    assert "economics (vs full_context" in text
+    fc_row = next(ln for ln in text.splitlines() if ln.startswith("full_context") and "100.0%" in ln)
+    assert fc_row.count("100.0%") == 3  # question tokens and both profiles' prefill against itself
+    assert "scaling (each of 2 question(s) replayed at 0.5x, 1x, 2x" in text
+    assert "exponent of seconds ~ tokens^b" in text and "full_context" in text.split("exponent of")[-1]
+
+
+def test_cli_rejects_bad_scaling_factors(capsys):
+    assert main(["perf", "--data", "synthetic:n_per_type=1", "--scaling", "1,x"]) == 2
+    assert "--scaling" in capsys.readouterr().err
+    assert main(["perf", "--data", "synthetic:n_per_type=1", "--scaling", "0,1"]) == 2

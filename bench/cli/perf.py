@@ -23,6 +23,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="comma-separated configured strategies (default: the config's run_strategies, i.e. all)")
     p.add_argument("--profiles", default=None,
                    help="comma-separated cache profiles (default: the config's cachesim.profiles)")
+    p.add_argument("--scaling", default=None, metavar="FACTORS",
+                   help="replay every question at these multiples of its haystack size (e.g. 0.25,0.5,1,2,4: a prefix "
+                        "of its sessions below 1, sessions of the next questions added above) and fit how time grows")
     p.add_argument("--cprofile", type=int, default=0, metavar="N", help="run under cProfile and print the top N entries")
     p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
                    help="Hydra overrides of the config replayed with (default experiment=perf), as for `ombench run`")
@@ -49,12 +52,24 @@ def _run(args: argparse.Namespace) -> int:
     cfg = perf_config(args.overrides)
     strategies = None if args.strategies is None else _split(args.strategies, "strategies", _known(cfg))
     profiles = None if args.profiles is None else _split(args.profiles, "profiles", tuple(PROFILES))
+    factors = [] if args.scaling is None else _factors(args.scaling)
     ds = load_dataset(args.data, args.data_dir)
     instances = ds.instances[: args.limit] if args.limit else ds.instances
-    report = measure(instances, strategies, profiles, cfg=cfg, cpu_profile=args.cprofile)
-    print(f"dataset: {ds.name} ({len(instances)} of {len(ds)} questions); offline engine, not an LLM")
+    report = measure(instances, strategies, profiles, cfg=cfg, cpu_profile=args.cprofile, scaling=factors)
+    print(f"dataset: {ds.name} ({len(instances)} of {len(ds)} questions"
+          + (f", each at {len(factors)} sizes" if factors else "") + "); offline engine, not an LLM")
     print(report.render())
     return 0
+
+
+def _factors(text: str) -> list[float]:
+    try:
+        factors = [float(x) for x in _split(text, "scaling")]
+    except ValueError:
+        raise ConfigError(f"--scaling: {text!r} is not a comma-separated list of numbers (e.g. 0.25,0.5,1,2,4)") from None
+    if any(f <= 0 or f > 64 for f in factors):
+        raise ConfigError(f"--scaling: factors must be in (0, 64], got {text}")
+    return factors
 
 
 def _known(cfg: RootCfg) -> tuple[str, ...]:

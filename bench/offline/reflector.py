@@ -10,6 +10,8 @@ and lines are told apart by om_core's markers, so a change of om_core's prompts 
 
 from __future__ import annotations
 
+import math
+
 import re
 from dataclasses import dataclass
 
@@ -84,16 +86,34 @@ def _truncate(line: str, max_chars: int) -> str:
     return line if len(line) <= max_chars else line[: max_chars - 2].rstrip() + " …"
 
 
+def _repeated_later(words: set[str], later_sets: list[set[str]], postings: dict[str, list[int]], share: float) -> bool:
+    """Whether some later line (`later_sets`) holds at least `share` of `words`. Such a line must hold one of
+    the len(words) - needed + 1 rarest words (else it holds fewer than `needed`), so only the lines in those
+    words' postings are checked: a pairwise check made long logs quadratic."""
+    n = len(words)
+    needed = max(0, math.ceil(share * n) - 1)
+    while needed / n < share:  # the least overlap that passes, by the same division as the rule
+        needed += 1
+    if needed == 0:
+        return bool(later_sets)  # every later line qualifies, even one sharing nothing
+    if needed > n:
+        return False
+    rare = sorted(words, key=lambda w: len(postings.get(w, ())))[: n - needed + 1]
+    candidates = {j for w in rare for j in postings.get(w, ())}
+    return any(len(words & later_sets[j]) >= needed for j in candidates)
+
+
 def reflect_lines(lines: list[str], level: int) -> list[str]:
     rule = RULES[max(0, min(4, level))]
     kinds = [_kind(ln) for ln in lines]
     obs_idx = [i for i, k in enumerate(kinds) if k in ("red", "red_q", "yellow", "green", "other")]
     older_cut = obs_idx[len(obs_idx) // 2] if obs_idx else 0
     # superseded: an earlier line whose content words are mostly repeated by a later line
-    later_sets: list[set[str]] = []
     superseded: set[int] = set()
     seen: set[str] = set()
     dup: set[int] = set()
+    later_sets: list[set[str]] = []  # content words of the later lines seen so far
+    postings: dict[str, list[int]] = {}  # word -> the later lines (index into later_sets) holding it
     for i in reversed(obs_idx):
         sig = _signature(lines[i])
         if sig in seen:
@@ -101,8 +121,10 @@ def reflect_lines(lines: list[str], level: int) -> list[str]:
             continue
         seen.add(sig)
         words = set(content_words(sig))
-        if words and rule.near_dup <= 1 and any(len(words & w) / len(words) >= rule.near_dup for w in later_sets):
+        if words and rule.near_dup <= 1 and _repeated_later(words, later_sets, postings, rule.near_dup):
             superseded.add(i)
+        for w in words:
+            postings.setdefault(w, []).append(len(later_sets))
         later_sets.append(words)
     out: list[str] = []
     parent_kept = False

@@ -81,7 +81,7 @@ class Storage(Protocol):
                       direction: Direction = "forward") -> list[Message]: ...
 
     def list_unobserved(self, resource_id: str) -> list[tuple[ThreadMeta, Sequence[Message]]]:
-        """Every thread of the resource (`list_threads` order) with its messages after its `last_observed_at`."""
+        """Each thread of the resource with messages after its `last_observed_at`, with them (`list_threads` order)."""
         ...
 
     def reading(self) -> AbstractContextManager[None]:

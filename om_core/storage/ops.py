@@ -353,24 +353,25 @@ class BaseStorage(ABC):
         return None if hit is None else hit[1]
 
     def list_unobserved(self, resource_id: str) -> list[tuple[ThreadMeta, Sequence[Message]]]:
-        """Every thread of the resource (in `list_threads` order) with its stored messages after the thread's
-        `last_observed_at` (as `list_messages(after=...)`), in one read: what a resource-scope status check reads
-        at every step. The sequences are read-only; a backend with a read cache answers repeated calls from
-        memory until a message or thread is written."""
+        """Every thread of the resource that has stored messages after its `last_observed_at` (as
+        `list_messages(after=...)` gives them), with those messages, in `list_threads` order: what a
+        resource-scope status check reads at every step. The sequences are read-only; a backend with a read
+        cache keeps the answer and re-reads only the threads written since."""
         with self._read():
             return self._load_unobserved(resource_id)
 
     def _load_unobserved(self, resource_id: str) -> list[tuple[ThreadMeta, Sequence[Message]]]:
         threads = sorted(self._load_threads(resource_id), key=lambda t: (t.created_at, t.thread_id))
-        return [(t, self._query_messages(resource_id, t.thread_id, _after(t.last_observed_at), None, None, False))
-                for t in threads]
+        tails = ((t, self._query_messages(resource_id, t.thread_id, after_key(t.last_observed_at), None, None, False))
+                 for t in threads)
+        return [(t, ms) for t, ms in tails if ms]
 
     def list_messages(self, resource_id: str, thread_id: str | None = None, *, after: datetime | None = None,
                       before: datetime | None = None, limit: int | None = None, cursor: str | None = None,
                       direction: Direction = "forward") -> list[Message]:
         """Stored messages in chronological order. `after`/`before` are exclusive times; `cursor` is a message
         id: forward lists what follows it, backward the `limit` messages just before it."""
-        lower = _after(after)
+        lower = after_key(after)
         upper: MessageKey | None = (iso(before), -1) if before else None
         with self._read():
             if cursor is not None:
@@ -426,7 +427,7 @@ class BaseStorage(ABC):
             self._save_working_memory(resource_id, WorkingMemory.from_dict(working) if working else None)
 
 
-def _after(t: datetime | None) -> MessageKey | None:
+def after_key(t: datetime | None) -> MessageKey | None:
     """The exclusive lower message key of "created after t" (every seq at that instant is included in t)."""
     return (iso(t), 1 << 62) if t else None
 

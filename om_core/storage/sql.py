@@ -15,7 +15,7 @@ from typing import Any, Callable, Hashable, Sequence, TypeVar, cast
 
 from om_core.errors import FormatVersionError
 from om_core.records import OMRecord, ThreadMeta, iso, message_from_dict, message_to_dict
-from om_core.storage.ops import BaseStorage, MessageKey
+from om_core.storage.ops import BaseStorage, MessageKey, after_key
 from om_core.types import Message
 from om_core.working_memory import WorkingMemory
 
@@ -102,15 +102,21 @@ class SqlStorage(BaseStorage):
             for area in areas:
                 self._caches.pop(area, None)
 
-    def _cached(self, area: Hashable, key: Any, load: Callable[[], _T]) -> _T:
+    def _bucket(self, area: Hashable) -> dict[Any, Any]:
+        """The cached entries of one area (created empty; the read cache must be on)."""
         caches = self._caches
-        if caches is None:
-            return load()
+        assert caches is not None
         bucket = caches.get(area)
         if bucket is None:
             if len(caches) >= MAX_CACHED_AREAS:
                 caches.clear()
             bucket = caches[area] = {}
+        return bucket
+
+    def _cached(self, area: Hashable, key: Any, load: Callable[[], _T]) -> _T:
+        if self._caches is None:
+            return load()
+        bucket = self._bucket(area)
         hit = bucket.get(key, _MISS)
         if hit is _MISS:
             hit = bucket[key] = load()
@@ -227,7 +233,8 @@ class SqlStorage(BaseStorage):
         return self._cached("threads", ("id", thread_id), load)
 
     def _save_thread(self, meta: ThreadMeta) -> None:
-        self._forget("threads", "unobserved")
+        self._forget("threads")
+        self._mark_unobserved(meta.resource_id, meta.thread_id)
         self._exec(f"INSERT INTO {self.prefix}threads (thread_id, resource_id, data) VALUES (?, ?, ?) "
                    "ON CONFLICT (thread_id) DO UPDATE SET resource_id = excluded.resource_id, data = excluded.data",
                    (meta.thread_id, meta.resource_id, self._dump(meta.to_dict())))
@@ -235,9 +242,22 @@ class SqlStorage(BaseStorage):
     def _load_threads(self, resource_id: str) -> list[ThreadMeta]:
         def load() -> tuple[ThreadMeta, ...]:
             rows = self._exec(f"SELECT data FROM {self.prefix}threads WHERE resource_id = ?", (resource_id,))
-            return tuple(ThreadMeta.from_dict(self._load(r[0])) for r in rows)
+            return tuple(self._thread_of(r[0]) for r in rows)
 
         return list(self._cached("threads", ("resource", resource_id), load))
+
+    def _thread_of(self, data: Any) -> ThreadMeta:
+        # decoded thread rows memoised by their stored text: a resource's list is read again after any thread
+        # write, and most of its rows are unchanged
+        key = data if isinstance(data, str) else self._dump(data)
+        cache: dict[str, ThreadMeta] = self.__dict__.setdefault("_thread_cache", {})
+        hit = cache.get(key)
+        if hit is None:
+            hit = ThreadMeta.from_dict(self._load(data))
+            if len(cache) > 100_000:
+                cache.clear()
+            cache[key] = hit
+        return hit
 
     # ---- working memory -------------------------------------------------------------------------
     def _load_working_memory(self, resource_id: str) -> WorkingMemory | None:
@@ -262,9 +282,9 @@ class SqlStorage(BaseStorage):
             return
         rows = self._exec(f"SELECT COALESCE(MAX(seq), 0) FROM {self.prefix}messages")
         seq = int(rows[0][0])
-        self._forget("unobserved")
         for m in messages:
             self._forget(_message_area(m.resource_id or "", m.thread_id), _message_area(m.resource_id or "", None))
+            self._mark_unobserved(m.resource_id, m.thread_id)
             seq += 1
             # an existing id keeps its seq (its place among messages created at the same instant)
             self._exec(
@@ -289,11 +309,34 @@ class SqlStorage(BaseStorage):
         return list(self._cached(_message_area(resource_id, thread_id), key, load))
 
     def _load_unobserved(self, resource_id: str) -> list[tuple[ThreadMeta, Sequence[Message]]]:
-        # one cached answer per resource, forgotten whenever any message or thread is written
-        def load() -> tuple[tuple[ThreadMeta, Sequence[Message]], ...]:
-            return tuple((t, tuple(ms)) for t, ms in super(SqlStorage, self)._load_unobserved(resource_id))
+        # Kept per resource: the threads with unobserved messages (usually a few, however long the history),
+        # and the threads written since (`_mark_unobserved`), which alone are read again. A dropped cache
+        # (another connection's commit, a rollback) starts from a full read.
+        if self._caches is None:
+            return super()._load_unobserved(resource_id)
+        state = self._bucket("unobserved").setdefault(resource_id, {})
+        tails: dict[str, tuple[ThreadMeta, tuple[Message, ...]]] | None = state.get("tails")
+        if tails is None:
+            tails = {t.thread_id: (t, tuple(ms)) for t, ms in super()._load_unobserved(resource_id)}
+        else:
+            for tid in state["dirty"]:
+                t = self._load_thread(tid)
+                ms = () if t is None or t.resource_id != resource_id else tuple(
+                    self._query_messages(resource_id, tid, after_key(t.last_observed_at), None, None, False))
+                if t is not None and ms:
+                    tails[tid] = (t, ms)
+                else:
+                    tails.pop(tid, None)
+        state["tails"], state["dirty"] = tails, set()
+        return sorted(tails.values(), key=lambda e: (e[0].created_at, e[0].thread_id))
 
-        return list(self._cached("unobserved", resource_id, load))
+    def _mark_unobserved(self, resource_id: str | None, thread_id: str | None) -> None:
+        """A thread's messages or cursor were written: its entry in the kept unobserved view is read again
+        (in its resource's view, and in any other view that holds it: a thread that changed resource)."""
+        views = self._caches.get("unobserved") if self._caches is not None and thread_id is not None else None
+        for rid, state in (views or {}).items():  # one per resource read since the cache was last dropped
+            if "dirty" in state and (rid == resource_id or thread_id in state["tails"]):
+                state["dirty"].add(thread_id)
 
     def _select_messages(self, resource_id: str, thread_id: str | None, lower: MessageKey | None,
                          upper: MessageKey | None, limit: int | None, descending: bool) -> list[Message]:

@@ -109,6 +109,7 @@ def test_list_unobserved_is_each_threads_tail_after_last_observed_at_and_follows
 
     want = [(t.thread_id, [m.id for m in s.list_messages("r", t.thread_id, after=t.last_observed_at)])
             for t in s.list_threads("r")]
+    want = [(tid, ids) for tid, ids in want if ids]  # only threads with unobserved messages
     assert view() == want == [("t1", ["t1-m2"]), ("t2", ["t2-m0"])]
     if backend == "sqlite":
         selects = count_selects(s)
@@ -117,8 +118,19 @@ def test_list_unobserved_is_each_threads_tail_after_last_observed_at_and_follows
     s.add_messages([msg(3)])  # a new message is seen
     assert view() == [("t1", ["t1-m2", "t1-m3"]), ("t2", ["t2-m0"])]
     s.save_thread(ThreadMeta("t2", "r", T0 + timedelta(seconds=1), T0, last_observed_at=T0 + timedelta(minutes=5)))
-    assert view() == [("t1", ["t1-m2", "t1-m3"]), ("t2", [])]  # so is a thread observed
+    assert view() == [("t1", ["t1-m2", "t1-m3"])]  # so is a thread observed (and left out once empty)
+    s.save_thread(ThreadMeta("t3", "r", T0 + timedelta(seconds=2), T0))
+    s.add_messages([msg(4, "t3")])
+    assert view() == [("t1", ["t1-m2", "t1-m3"]), ("t3", ["t3-m4"])]  # a new thread, in list_threads order
     if backend == "sqlite":
         other = SQLiteStorage(tmp_path / "om.db")
         other.add_messages([msg(7, "t2")])  # another connection's commit too
-        assert view()[1] == ("t2", ["t2-m7"])
+        assert view() == [("t1", ["t1-m2", "t1-m3"]), ("t2", ["t2-m7"]), ("t3", ["t3-m4"])]
+        with pytest.raises(RuntimeError):
+            with s._tx():  # a rolled-back write leaves no trace in the kept view
+                s.add_messages([msg(8, "t3")])
+                assert view()[-1] == ("t3", ["t3-m4", "t3-m8"])
+                raise RuntimeError("abort")
+        assert view()[-1] == ("t3", ["t3-m4"])
+        s.save_thread(ThreadMeta("t3", "r2", T0 + timedelta(seconds=2), T0))  # a thread moved to another resource
+        assert [tid for tid, _ in view()] == ["t1", "t2"]
