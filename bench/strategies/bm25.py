@@ -43,23 +43,33 @@ def term_counts(text: str, stopwords: bool = True) -> Counter[str]:
 
 
 class BM25Index:
-    """Documents are added once (ids 0, 1, ...); queries return the best ids with their scores."""
+    """Documents are added (ids 0, 1, ...) and removed one at a time; queries return the best ids with their
+    scores. A removal leaves the index scoring exactly as one rebuilt from the remaining documents (in their
+    order): the ids of the others do not change."""
 
     def __init__(self, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
         self.k1, self.b, self.epsilon = k1, b, epsilon
-        self.postings: dict[str, list[tuple[int, int]]] = {}  # term -> [(doc id, term frequency)]
-        self.doc_len: list[int] = []
+        self.postings: dict[str, dict[int, int]] = {}  # term -> {doc id: term frequency}, in id order
+        self.doc_len: list[int] = []  # per id ever added (a removed document keeps its entry)
+        self._doc_terms: list[Mapping[str, int] | None] = []  # per id: its counts, None once removed
+        self._live = 0
         self._total_len = 0
-        self._df_hist: dict[int, int] = {}  # document frequency -> number of terms with it
+        # document frequency -> number of terms with it. Its keys are always 1, 2, ... in that order (a new key
+        # is only ever the largest frequency + 1), so _floor sums in the same order as after a rebuild.
+        self._df_hist: dict[int, int] = {}
+        self._norm_key: tuple[int, int, int] | None = None
+        self._norm_list: list[float] = []
 
     def __len__(self) -> int:
-        return len(self.doc_len)
+        """Documents in the index (removed ones not counted)."""
+        return self._live
 
     def add(self, terms: Iterable[str]) -> int:
         return self.add_counts(Counter(terms))
 
     def add_counts(self, counts: Mapping[str, int]) -> int:
-        """add() from the document's term counts (e.g. term_counts(text))."""
+        """add() from the document's term counts (e.g. term_counts(text)); the index keeps `counts` (until the
+        document is removed), so the caller must not change it."""
         doc = len(self.doc_len)
         n = sum(counts.values())
         hist, postings = self._df_hist, self.postings
@@ -68,11 +78,11 @@ class BM25Index:
         for term, tf in counts.items():
             plist = postings.get(term)
             if plist is None:
-                postings[term] = [(doc, tf)]
+                postings[term] = {doc: tf}
                 new_terms += 1
             else:
                 dfs.append(len(plist))
-                plist.append((doc, tf))
+                plist[doc] = tf
         # each known term moves from df to df + 1; grouped by df (first-seen order, so the histogram's keys
         # are created in the same order as one term at a time: _floor's sum runs in that order)
         for df, c in Counter(dfs).items():
@@ -80,8 +90,29 @@ class BM25Index:
             hist[df + 1] = hist.get(df + 1, 0) + c
         hist[1] = hist.get(1, 0) + new_terms
         self.doc_len.append(n)
+        self._doc_terms.append(counts)
+        self._live += 1
         self._total_len += n
         return doc
+
+    def remove(self, doc: int) -> None:
+        """Drop document `doc` (a no-op when it was removed already): O(its terms)."""
+        counts = self._doc_terms[doc]
+        if counts is None:
+            return
+        hist, postings = self._df_hist, self.postings
+        for term in counts:
+            plist = postings[term]
+            df = len(plist)
+            hist[df] -= 1
+            if df == 1:
+                del postings[term]  # the vocabulary shrinks as a rebuild's would
+            else:
+                hist[df - 1] += 1  # key df - 1 exists: keys run 1..largest
+                del plist[doc]
+        self._doc_terms[doc] = None
+        self._live -= 1
+        self._total_len -= self.doc_len[doc]
 
     def _idf(self, df: int, n_docs: int) -> float:
         return math.log(n_docs - df + 0.5) - math.log(df + 0.5)
@@ -89,9 +120,20 @@ class BM25Index:
     def _floor(self) -> float:
         """rank_bm25 replaces negative idf by epsilon x the vocabulary's mean idf. The mean comes from the
         document-frequency histogram: a few dozen distinct frequencies instead of every term."""
-        n = len(self.doc_len)
+        n = self._live
         total = sum(c * self._idf(df, n) for df, c in self._df_hist.items() if c)
         return self.epsilon * total / max(1, len(self.postings))
+
+    def _norm(self) -> list[float]:
+        """k1 * (1 - b + b * dl / avgdl) per document id; kept until a document comes or goes (several queries
+        often run between two changes)."""
+        key = (len(self.doc_len), self._live, self._total_len)
+        if self._norm_key != key:
+            k1, b = self.k1, self.b
+            c, slope = k1 * (1 - b), k1 * b * self._live / self._total_len
+            self._norm_list = [c + slope * dl for dl in self.doc_len]
+            self._norm_key = key
+        return self._norm_list
 
     def scores(self, query: Iterable[str]) -> dict[int, float]:
         """BM25 score of every document that shares a term with the query (others score 0)."""
@@ -99,7 +141,7 @@ class BM25Index:
 
     def scores_counts(self, query: Mapping[str, int]) -> dict[int, float]:
         """scores() from the query's term counts."""
-        n = len(self.doc_len)
+        n = self._live
         if n == 0:
             return {}
         k1, b = self.k1, self.b
@@ -111,15 +153,14 @@ class BM25Index:
             plist = self.postings.get(term)
             if not plist:
                 continue
-            if norm is None:  # k1 * (1 - b + b * dl / avgdl) per document, once per query
-                c, slope = k1 * (1 - b), k1 * b * n / self._total_len
-                norm = [c + slope * dl for dl in self.doc_len]
+            if norm is None:
+                norm = self._norm()
             idf = self._idf(len(plist), n)
             if idf < 0:
                 floor = self._floor() if floor is None else floor
                 idf = floor
             w = idf * qtf * (k1 + 1)
-            for doc, tf in plist:
+            for doc, tf in plist.items():
                 out[doc] = get(doc, 0.0) + w * tf / (tf + norm[doc])
         return out
 

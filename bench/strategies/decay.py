@@ -124,8 +124,9 @@ class DecayStrategy(StrategyBase):
         self.stats = {"evaluated": 0, "evaluator_calls": 0, "fallbacks": 0, "forgotten": 0, "consolidations": 0,
                       "accesses": 0}
         self._index = BM25Index(self.p.k1, self.p.b)
-        self._doc_item: list[int] = []  # BM25 doc id -> item id
-        self._stale = False  # items were removed: rebuild the index before the next query
+        self._doc_item: list[int] = []  # BM25 doc id -> item id (ids of removed documents included)
+        self._item_doc: dict[int, int] = {}  # item id -> its BM25 doc id
+        self._stale = False  # loaded from a state: build the index before the next query
         self._item_segs: dict[tuple[int, bool], Segment] = {}
         self._segs = SegmentCache()
 
@@ -284,7 +285,7 @@ class DecayStrategy(StrategyBase):
     def _add(self, item: MemoryItem) -> None:
         self.items[item.id] = item
         if not self._stale:
-            self._index.add_counts(term_counts(item.content, self.p.stopwords))
+            self._item_doc[item.id] = self._index.add_counts(term_counts(item.content, self.p.stopwords))
             self._doc_item.append(item.id)
 
     def _remove(self, ids: list[int]) -> None:
@@ -292,14 +293,17 @@ class DecayStrategy(StrategyBase):
             self.items.pop(i, None)
             self._item_segs.pop((i, False), None)
             self._item_segs.pop((i, True), None)
-        self._stale = True
+            doc = self._item_doc.pop(i, None)
+            if doc is not None:  # the index scores as if rebuilt from the remaining items
+                self._index.remove(doc)
 
     def _reindex(self) -> None:
-        """BM25 over the live items only (removals are rare: at most once per session)."""
+        """BM25 over the live items (after load_state: the index is not part of the state)."""
         self._index = BM25Index(self.p.k1, self.p.b)
         self._doc_item = []
+        self._item_doc = {}
         for item in self.items.values():
-            self._index.add_counts(term_counts(item.content, self.p.stopwords))
+            self._item_doc[item.id] = self._index.add_counts(term_counts(item.content, self.p.stopwords))
             self._doc_item.append(item.id)
         self._stale = False
 
@@ -309,7 +313,7 @@ class DecayStrategy(StrategyBase):
         (shown raw) are left out. Each returned item counts an access at `now`."""
         if self._stale:
             self._reindex()
-        if not self._doc_item:
+        if not self._index:
             return []
         scores = self._index.scores_counts(term_counts(query, self.p.stopwords))
         cands = [(self.items[self._doc_item[d]], s) for d, s in scores.items()]

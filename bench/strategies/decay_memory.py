@@ -12,10 +12,12 @@ clamped to [0, 1], where `age_days` is the time since the item was created (frac
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import itemgetter
 from typing import Any, Iterable, Literal
 
 Source = Literal["user", "assistant", "consolidated"]
@@ -148,11 +150,22 @@ def merge_items(new_id: int, content: str, group: list[MemoryItem]) -> MemoryIte
 
 def rank(scored: Iterable[tuple[MemoryItem, float]], now: datetime, knobs: DecayKnobs, k: int) -> list[MemoryItem]:
     """The top `k` items by activation x relevance (relevance in [0, 1]); items scoring 0 never rank.
-    Ties: the older item first."""
+    Ties: the older item first.
+
+    Activation is at most 1, so an item scores at most its relevance: items are visited by falling relevance
+    and the rest skipped once a relevance is below the k-th best score so far (they could not even tie)."""
+    by_relevance = sorted(scored, key=itemgetter(1), reverse=True)
     ranked = []
-    for item, relevance in scored:
+    best_k: list[float] = []  # a min-heap of the k best scores so far
+    for item, relevance in by_relevance:
+        if 0 < k <= len(best_k) and relevance < best_k[0]:
+            break
         score = item_activation(item, now, knobs) * relevance
         if score > 0:
             ranked.append((-score, item.created_at, item.id, item))
+            if len(best_k) < k:
+                heapq.heappush(best_k, score)
+            elif 0 < k and score > best_k[0]:
+                heapq.heapreplace(best_k, score)
     ranked.sort(key=lambda r: r[:3])
     return [r[3] for r in ranked[:k]]
