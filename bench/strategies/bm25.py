@@ -144,7 +144,7 @@ class BM25Index:
         n = self._live
         if n == 0:
             return {}
-        k1, b = self.k1, self.b
+        k1 = self.k1
         out: dict[int, float] = {}
         floor: float | None = None
         norm: list[float] | None = None

@@ -24,6 +24,7 @@ summarisation, so the summariser role writes it (see docs/decay.md).
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -60,6 +61,7 @@ CONSOLIDATE_SYSTEM = (
 )
 CONSOLIDATE_REQUEST = "Memories to merge:\n\n"
 MAX_FAILURES_KEPT = 20
+MAX_QUERY_COUNTS_KEPT = 64  # bounds the memo when queries never become items (remember nothing, questions)
 
 
 @dataclass
@@ -126,6 +128,8 @@ class DecayStrategy(StrategyBase):
         self._index = BM25Index(self.p.k1, self.p.b)
         self._doc_item: list[int] = []  # BM25 doc id -> item id (ids of removed documents included)
         self._item_doc: dict[int, int] = {}  # item id -> its BM25 doc id
+        # term counts of the user messages queried since the last evaluation: each becomes an item soon after
+        self._query_counts: dict[str, Counter[str]] = {}
         self._stale = False  # loaded from a state: build the index before the next query
         self._item_segs: dict[tuple[int, bool], Segment] = {}
         self._segs = SegmentCache()
@@ -285,7 +289,8 @@ class DecayStrategy(StrategyBase):
     def _add(self, item: MemoryItem) -> None:
         self.items[item.id] = item
         if not self._stale:
-            self._item_doc[item.id] = self._index.add_counts(term_counts(item.content, self.p.stopwords))
+            counts = self._query_counts.pop(item.content, None) or term_counts(item.content, self.p.stopwords)
+            self._item_doc[item.id] = self._index.add_counts(counts)
             self._doc_item.append(item.id)
 
     def _remove(self, ids: list[int]) -> None:
@@ -315,7 +320,10 @@ class DecayStrategy(StrategyBase):
             self._reindex()
         if not self._index:
             return []
-        scores = self._index.scores_counts(term_counts(query, self.p.stopwords))
+        counts = term_counts(query, self.p.stopwords)
+        if len(self._query_counts) < MAX_QUERY_COUNTS_KEPT:
+            self._query_counts[query] = counts
+        scores = self._index.scores_counts(counts)
         cands = [(self.items[self._doc_item[d]], s) for d, s in scores.items()]
         cands = [(item, s) for item, s in cands if item.turn not in exclude]
         if not cands:

@@ -70,3 +70,24 @@ def test_consolidation_groups_share_an_entity_and_take_the_oldest():
     assert merged.source == "consolidated" and merged.merged == [0, 2, 4]
     assert merged.created_at == items[4].created_at and merged.entities == ["biscuit"]
     assert consolidation_groups(items, 5, 1) == []
+
+
+def _rank_every_item(scored, now, knobs, k):
+    """rank() as it was before its early stop: every item's score, sorted."""
+    from bench.strategies.decay_memory import item_activation
+
+    ranked = [(-s, i.created_at, i.id, i) for i, r in scored if (s := item_activation(i, now, knobs) * r) > 0]
+    ranked.sort(key=lambda x: x[:3])
+    return [x[3] for x in ranked[:k]]
+
+
+@pytest.mark.parametrize("k", [1, 3, 10, 50])
+def test_rank_stopping_early_picks_what_scoring_every_item_picks(k):
+    import random
+
+    rng = random.Random(k)
+    items = [item(i, rng.choice([0, 1, 5, 30, 90]), rng.random(), rng.random(), rng.choice([0, 0, 2, 40]))
+             for i in range(200)]
+    # repeated relevances and activations make ties, which the early stop must not cut
+    scored = [(it, rng.choice([0.0, 0.25, 0.5, 1.0, rng.random()])) for it in items]
+    assert rank(scored, T0, DecayKnobs(), k) == _rank_every_item(scored, T0, DecayKnobs(), k)
