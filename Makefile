@@ -38,8 +38,17 @@ lint: $(TEST_STAMP)
 soak: $(TEST_STAMP)
 	$(BIN)/python scripts/soak.py
 
+# Replay throughput (offline engine): the whole LongMemEval_S when the data is found (LONGMEMEVAL_DATA_DIR, else
+# ../shared/data beside the checkout), then how OM's time grows with haystack size; a 10-question sample otherwise
+# (downloaded from the hub). Figures and how to read them: docs/performance.md. Not part of `make test`.
+PERF_DATA ?= $(or $(LONGMEMEVAL_DATA_DIR),$(wildcard ../shared/data))
 perf: $(STAMP)
+ifneq ($(PERF_DATA),)
+	LONGMEMEVAL_DATA_DIR=$(abspath $(PERF_DATA)) $(BIN)/ombench perf --limit 0
+	LONGMEMEVAL_DATA_DIR=$(abspath $(PERF_DATA)) $(BIN)/ombench perf --limit 3 --strategies om,om_m11,full_context --scaling 1,2,3,4
+else
 	$(BIN)/ombench perf
+endif
 
 report: $(STAMP)
 	$(BIN)/ombench report --db results/bench.duckdb --out results/report

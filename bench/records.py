@@ -4,6 +4,7 @@ that collects the calls a block of code made (`collect_calls`)."""
 from __future__ import annotations
 
 import contextvars
+import itertools
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -35,6 +36,10 @@ class CallRecord:
     response: str | None = None
     # per cache profile: {"openai": {"cached": n, "prefill": n, "write": n, "cost_usd": x}, ...}
     cache: dict[str, dict[str, float]] = field(default_factory=dict)
+    # when the call was issued (`issue_number`, process-wide, rising); 0 for records made without a call
+    # (simulated Actor prompts). Concurrent calls finish in any order; collectors keep them in issue order, so
+    # the cache simulators see them in the same order on every run.
+    issued: int = 0
 
 
 # Where record_call puts calls: the list of the innermost collect_calls() block, if any. A ContextVar, so
@@ -42,13 +47,27 @@ class CallRecord:
 _collector: contextvars.ContextVar[list[CallRecord] | None] = contextvars.ContextVar("call_collector", default=None)
 
 
+_issued = itertools.count(1)
+
+
+def issue_number() -> int:
+    """The next call issue number (1, 2, ...): taken when a call starts, stored as `CallRecord.issued`."""
+    return next(_issued)
+
+
 def record_call(rec: CallRecord) -> None:
     """Add a call to the innermost `collect_calls()` block of the current task; dropped outside any block.
 
-    The gateway calls this for every model call it makes (and test doubles do the same)."""
+    A call is placed after every record issued before it: concurrent calls that finish out of order are
+    listed in the order they were issued (records with `issued` 0 are never passed). The gateway calls this
+    for every model call it makes (and test doubles do the same)."""
     calls = _collector.get()
-    if calls is not None:
-        calls.append(rec)
+    if calls is None:
+        return
+    i = len(calls)
+    while rec.issued and i and calls[i - 1].issued > rec.issued:
+        i -= 1
+    calls.insert(i, rec)
 
 
 @contextmanager

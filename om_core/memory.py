@@ -59,6 +59,7 @@ from om_core.working_memory import Entry, WorkingMemory
 __all__ = ["ObservationalMemory", "TurnContext", "Status", "Rejection"]
 log = logging.getLogger("om_core.memory")
 REJECTIONS_KEPT = 1000  # newest refused outputs kept in `ObservationalMemory.rejections`
+VISIBLE_MEMO_THREADS = 4096  # threads whose filtered unobserved tail is remembered (`_visible`)
 
 
 class ObservationalMemory:
@@ -86,6 +87,7 @@ class ObservationalMemory:
         self._clock = clock
         self._scopes: dict[str, ScopeState] = {}
         self._others = OtherConversations(config.profile, self.tz, self.counter, config.obscure_thread_ids)
+        self._visible_memo: dict[str, tuple[Sequence[Message], tuple[Message, ...]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.errors: list[BaseException] = []  # background failures (logged; a turn never raises them)
         self.rejections: deque[Rejection] = deque(maxlen=REJECTIONS_KEPT)  # refused outputs, newest last
@@ -257,7 +259,7 @@ class ObservationalMemory:
 
     def status(self, rec: OMRecord, thread_id: str) -> Status:
         cfg = self.config
-        others: dict[str, list[Message]] = {}
+        others: dict[str, Sequence[Message]] = {}
         if cfg.scope == "thread":
             skip = set(rec.observed_message_ids)
             unobserved = [m for m in self.storage.list_messages(rec.resource_id, thread_id, after=rec.last_observed_at)
@@ -266,9 +268,9 @@ class ObservationalMemory:
             unobserved = []
             # one (cached) read: only the threads with unobserved messages, however long the history
             for meta, stored in self.storage.list_unobserved(rec.resource_id):
-                msgs = [m for m in stored if m.role != "system"]
+                msgs = self._visible(meta.thread_id, stored)
                 if meta.thread_id == thread_id:
-                    unobserved = msgs
+                    unobserved = list(msgs)
                 elif msgs:
                     others[meta.thread_id] = msgs
         other_text, other_tokens = self._others.block(rec.resource_id, thread_id, others)
@@ -276,6 +278,18 @@ class ObservationalMemory:
         threshold = dynamic_threshold(cfg.observation.message_tokens, cfg.reflection.observation_tokens,
                                       rec.observation_token_count, cfg.share_token_budget)
         return Status(rec, thread_id, unobserved, others, other_text, pending, threshold)
+
+    def _visible(self, thread_id: str, stored: Sequence[Message]) -> tuple[Message, ...]:
+        """The stored unobserved messages without system ones, the same tuple while storage hands back the same
+        (unchanged) sequence, so the OTHER-conversations memo recognises it by identity."""
+        hit = self._visible_memo.get(thread_id)
+        if hit is not None and hit[0] is stored:
+            return hit[1]
+        msgs = tuple(m for m in stored if m.role != "system")
+        if len(self._visible_memo) >= VISIBLE_MEMO_THREADS:
+            self._visible_memo.clear()
+        self._visible_memo[thread_id] = (stored, msgs)
+        return msgs
 
     # ---- turn internals ----------------------------------------------------------------------------
     async def _step(self, key: str, state: ScopeState, resource_id: str, thread_id: str, now: datetime,

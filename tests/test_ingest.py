@@ -1,10 +1,11 @@
+import asyncio
 from datetime import datetime, timedelta, timezone
 
 from bench.cachesim import make_simulator
 from bench.cachesim.openai_cache import cacheable
 from bench.ingest import question_call, replay_question
 from bench.prompt import Prompt
-from bench.records import CallRecord, collect_calls, record_call
+from bench.records import CallRecord, collect_calls, issue_number, record_call
 from bench.replay import build_timeline
 from bench.strategies import make_strategy
 from bench.strategies.base import TurnResult
@@ -113,3 +114,43 @@ async def test_full_context_replay_hits_the_whole_previous_prompt_within_a_sessi
             assert cur["cache"]["openai"]["cached"] == cacheable(prev["prompt_tokens"])
             # the breakpoint on the previous last message is found by the next prompt's lookback
             assert cur["cache"]["anthropic"]["cached"] == prev["prompt_tokens"]
+
+
+class ConcurrentStrategy:
+    """Each turn issues two background calls at once; the one issued first finishes last (like two Observer
+    calls for two threads of a resource, the first one longer)."""
+
+    name = "concurrent"
+
+    async def add_turn(self, turn):
+        async def call(i: int, delay: float) -> None:
+            issued = issue_number()  # taken when the call starts, as the gateway does
+            await asyncio.sleep(delay)
+            record_call(CallRecord(role="observer", model="obs-model", issued=issued, prompt_tokens=i,
+                                   messages=[{"role": "system", "content": LONG}, {"role": "user", "content": f"{i}"}]))
+
+        await asyncio.gather(call(1, 0.05), call(2, 0.0))
+        p = Prompt()
+        p.add("user", turn.user or "", key=f"u{turn.index}")
+        return TurnResult(prompt=p, events=[])
+
+
+async def test_concurrent_background_calls_are_simulated_in_issue_order_not_finish_order():
+    view = make_view([[("user", "a"), ("assistant", "b")]])
+    sims = {"openai": make_simulator("openai")}
+    out = await replay_question(ConcurrentStrategy(), build_timeline(view), sims, actor_model="gpt-4o")
+    obs = [c for c in out.calls if c.role == "observer"]
+    assert [c.prompt_tokens for c in obs] == [1, 2]  # call 2 finished first
+    # so the first-issued call pays the shared system prompt and the second hits it, on every run
+    assert obs[0].cache["openai"]["cached"] == 0 and obs[1].cache["openai"]["cached"] > 1024
+
+
+async def test_gateway_calls_carry_rising_issue_numbers():
+    from bench.perf import offline_gateway
+
+    gateway = offline_gateway()
+    msgs = [{"role": "user", "content": "Observe: I moved to Lisbon in May."}]
+    with collect_calls() as calls:
+        await asyncio.gather(gateway.complete("observer", msgs), gateway.complete("reflector", msgs))
+    assert [c.role for c in calls] == ["observer", "reflector"]
+    assert 0 < calls[0].issued < calls[1].issued

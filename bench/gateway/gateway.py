@@ -19,7 +19,7 @@ import math
 import os
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Awaitable, Callable, TypeVar
 
@@ -33,7 +33,7 @@ from bench.gateway.local import TOKEN_SAFETY_MARGIN, ServerDirectory, ServerInfo
 from bench.gateway.providers import check_model, provider_for
 from bench.gateway.response_cache import CachedResponse, ResponseCache, request_key
 from bench.gateway.usage import cost_of, normalize_usage
-from bench.records import CallRecord, record_call
+from bench.records import CallRecord, issue_number, record_call
 from bench.secrets import split_url_credentials
 
 T = TypeVar("T")
@@ -57,6 +57,7 @@ class _Prepared:
     cacheable: bool  # False: the provider's responses are recomputed every time, never cached
     local: bool = False  # api_base is a self-hosted server on this machine or a private network
     attempt: int = 0  # > 0: a regeneration of the same request (its own cache key: never the first answer again)
+    issued: int = field(default_factory=issue_number)  # when the call started (CallRecord.issued: issue order)
 
     @property
     def gate_key(self) -> str:
@@ -401,6 +402,7 @@ class Gateway:
             cached_tokens_reported=u.cached_tokens, cache_write_tokens_reported=u.cache_write_tokens,
             cost_usd=entry.cost_usd, cost_known=entry.cost_known, latency_s=latency, response_cache_hit=hit,
             retries=retries, messages=messages, response=entry.text, finish_reason=entry.finish_reason,
+            issued=p.issued,
         ))
         meta: dict[str, Any] = {
             "cost_usd": entry.cost_usd,  # list cost of the response (the original call's, on a cache hit)
@@ -424,7 +426,8 @@ class Gateway:
     def _record_error(self, p: _Prepared, messages: list[dict[str, Any]] | None, err: GatewayError,
                       t0: float) -> None:
         record_call(CallRecord(role=p.label, model=p.model, latency_s=time.perf_counter() - t0,
-                               retries=max(0, err.attempts - 1), error=str(err), messages=messages))
+                               retries=max(0, err.attempts - 1), error=str(err), messages=messages,
+                               issued=p.issued))
 
 
 def _routing(model: str) -> tuple[str, bool]:

@@ -8,7 +8,7 @@ Formatting from mastra-ai/mastra, packages/memory/src/processors/observational-m
 from __future__ import annotations
 
 from datetime import tzinfo
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from om_core.observer_format import format_messages
 from om_core.scopes import OTHER_SEPARATOR, other_conversation_parts
@@ -27,7 +27,7 @@ class OtherConversations:
         self._threads: dict[tuple[str | None, str], tuple[tuple[Message, ...], str]] = {}
         self._blocks: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...], str, int]] = {}
 
-    def block(self, resource_id: str, thread_id: str, others: dict[str, list[Message]]) -> tuple[str, int]:
+    def block(self, resource_id: str, thread_id: str, others: Mapping[str, Sequence[Message]]) -> tuple[str, int]:
         """(the block's inner text, its tokens) as seen from `thread_id`; ("", 0) without other messages."""
         if not others:
             return "", 0
@@ -51,7 +51,9 @@ class OtherConversations:
         """Another thread's unobserved messages as shown to the Actor; memoised while they are unchanged."""
         key = (msgs[0].thread_id, msgs[0].id)
         hit = self._threads.get(key)
-        if hit is not None and hit[0] == tuple(msgs):  # identical objects compare without field checks
+        # the same tuple from memory's status (unchanged tail) is recognised by identity; else identical
+        # message objects compare without field checks
+        if hit is not None and (hit[0] is msgs or hit[0] == tuple(msgs)):
             return hit[1]
         text = format_messages(msgs, self.profile, tz=self.tz, counter=self.counter, max_part_chars=OTHER_PART_CHARS)
         if len(self._threads) >= OTHER_MEMO_THREADS:

@@ -96,7 +96,7 @@ class Status:
     record: OMRecord
     thread_id: str
     unobserved: list[Message]  # the current thread's unobserved messages, oldest first
-    others: dict[str, list[Message]]  # resource scope: other threads' unobserved messages
+    others: dict[str, Sequence[Message]]  # resource scope: other threads' unobserved messages (read-only)
     other_text: str  # the OTHER-conversations block shown to the Actor ("" when none)
     pending: int  # unobserved tokens of this thread plus the OTHER block
     threshold: int  # observation threshold in force (dynamic with a shared token budget)

@@ -36,7 +36,8 @@ def _h(obj: Any) -> str:
 
 def digest_ingestion(res: Any) -> dict[str, str]:
     """Short sha256 digests of the parts of one `bench.ingest.Ingestion`."""
-    calls = [dataclasses.asdict(c) | {"latency_s": 0} for c in res.calls]  # wall time is the one thing that varies
+    # wall time and the process-wide issue number are the things that vary between runs
+    calls = [{k: v for k, v in dataclasses.asdict(c).items() if k != "issued"} | {"latency_s": 0} for c in res.calls]
     return {
         "turns": _h(res.turns),
         "prompts": _h([c["messages"] for c in calls if c["role"] == "actor"]),
