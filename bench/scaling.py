@@ -83,22 +83,43 @@ def scaled_instances(instances: Sequence[Instance], factors: Sequence[float] = D
     return out
 
 
+def local_exponents(tokens: Sequence[float], seconds: Sequence[float]) -> list[float | None]:
+    """The slope of log(seconds) on log(tokens) from each size to the next (None for the first size, or where
+    either value is not positive or the sizes are equal): where growth changes regime (e.g. once OM's
+    thresholds are reached) the single fitted exponent hides what these show."""
+    out: list[float | None] = [None]
+    for (t0, s0), (t1, s1) in zip(zip(tokens, seconds), zip(tokens[1:], seconds[1:])):
+        ok = min(t0, s0, t1, s1) > 0 and t1 != t0
+        out.append(math.log(s1 / s0) / math.log(t1 / t0) if ok else None)
+    return out
+
+
 def render_scaling(factors: Sequence[float], instances: Sequence[Instance], sizes: Sequence[int],
                    per_question: dict[str, list[tuple[int, float]]]) -> str:
     """The scaling table: per factor, the median haystack tokens and each strategy's median seconds per
-    question; then each strategy's fitted exponent over all the points."""
+    question with, in brackets, the local exponent from the size above (`local_exponents`); then each
+    strategy's exponent fitted over all the points."""
     n = len(instances) // max(1, len(factors))
     lines = [f"scaling (each of {n} question(s) replayed at {', '.join(f'{f:g}x' for f in factors)} its size; "
-             "seconds per question, median):",
-             f"{'factor':>8}{'tokens':>11}" + "".join(f"{name:>14}" for name in per_question)]
-    for j, f in enumerate(factors):
+             "seconds per question, median, [local exponent from the size above]):",
+             f"{'factor':>8}{'tokens':>11}" + "".join(f"{name:>22}" for name in per_question)]
+    med_tokens = []
+    med_secs: dict[str, list[float]] = {name: [] for name in per_question}
+    for j in range(len(factors)):
         rows = range(j * n, (j + 1) * n)
         toks = sorted(sizes[r] for r in rows)
-        cells = ""
-        for pts in per_question.values():
+        med_tokens.append(float(toks[len(toks) // 2]))
+        for name, pts in per_question.items():
             secs = sorted(pts[r][1] for r in rows if r < len(pts))
-            cells += f"{secs[len(secs) // 2]:>14.3f}" if secs else f"{'-':>14}"
-        lines.append(f"{f:>7g}x{toks[len(toks) // 2]:>11,}{cells}")
+            med_secs[name].append(secs[len(secs) // 2] if secs else math.nan)
+    slopes = {name: local_exponents(med_tokens, secs) for name, secs in med_secs.items()}
+    for j, f in enumerate(factors):
+        cells = ""
+        for name in per_question:
+            sec, b = med_secs[name][j], slopes[name][j]
+            cell = "-" if math.isnan(sec) else f"{sec:.3f}" + (f" [{b:.2f}]" if b is not None else "")
+            cells += f"{cell:>22}"
+        lines.append(f"{f:>7g}x{int(med_tokens[j]):>11,}{cells}")
     exps = []
     for name, pts in per_question.items():
         fit = fit_exponent(pts, bins=len(factors))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bench.data.loader import load_dataset
-from bench.scaling import _chars, fit_exponent, scaled_instances
+from bench.scaling import _chars, fit_exponent, local_exponents, render_scaling, scaled_instances
 
 
 @pytest.mark.parametrize("power", [1.0, 1.5, 2.0])
@@ -41,3 +41,17 @@ def test_scaled_haystacks_take_a_prefix_below_one_and_borrow_sessions_above() ->
         scaled_instances(insts, [0])
     with pytest.raises(ValueError, match="at least one question"):
         scaled_instances([], [1])
+
+
+def test_local_exponents_show_a_change_of_regime_the_single_fit_averages() -> None:
+    tokens = [100_000, 200_000, 400_000, 800_000]
+    seconds = [1.0, 4.0, 8.0, 16.0]  # quadratic up to 2x (memory filling up), then linear
+    got = local_exponents(tokens, seconds)
+    assert got[0] is None and got[1] == pytest.approx(2.0) and got[2] == pytest.approx(1.0) == got[3]
+    assert local_exponents([1, 1], [1.0, 2.0]) == [None, None]  # equal sizes: no slope
+    insts = load_dataset("synthetic:n_per_type=1").instances[:1] * 4
+    text = render_scaling([1, 2, 4, 8], insts, tokens, {"om": list(zip(tokens, seconds))})
+    assert "1.000" in text.splitlines()[2] and "[" not in text.splitlines()[2]
+    assert "4.000 [2.00]" in text and "16.000 [1.00]" in text
+    fit = fit_exponent(list(zip(tokens, seconds)), bins=4)
+    assert fit is not None and 1.1 < fit.exponent < 1.5  # what the one number says

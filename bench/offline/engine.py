@@ -36,7 +36,8 @@ def run_role(role: str, messages: list[dict[str, Any]], params: dict[str, Any] |
     if r == "observer":
         return observer.observe(_user_text(messages))
     if r == "reflector":
-        return reflector.reflect(_user_text(messages))
+        cap = params.get("max_tokens") or params.get("max_completion_tokens")
+        return reflector.reflect(_user_text(messages), int(cap) if cap else None)
     if r == "reader":
         return reader.answer(messages)
     if r == "judge":

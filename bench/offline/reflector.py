@@ -26,6 +26,7 @@ from om_core.observer_parse import (
     observation_text,
 )
 from om_core.reflector import compression_level_in_prompt, observations_from_prompt
+from om_core.tokens import default_counter
 
 from bench.offline.text import content_words
 
@@ -164,8 +165,16 @@ def _drop_empty_dates(lines: list[str]) -> list[str]:
     return out
 
 
-def reflect(user_text: str) -> str:
+def reflect(user_text: str, max_tokens: int | None = None) -> str:
+    """The condensed log at the prompt's compression level, or at the first level above it whose output fits
+    `max_tokens` (o200k tokens; the request's output cap), the way a model told its output budget writes a
+    shorter log rather than one it cannot finish. Level 0 keeps almost every line, so without this a log past
+    twice the cap came back cut at the cap every time (and was refused by om_core's truncation guard). When
+    even level 4 does not fit, its output is returned and the provider cuts it at the cap."""
     level = compression_level_in_prompt(user_text)
-    obs = observations_to_reflect(user_text)
-    kept = reflect_lines(obs.splitlines(), level)
-    return format_observer_output("\n".join(kept))
+    lines = observations_to_reflect(user_text).splitlines()
+    while True:
+        out = format_observer_output("\n".join(reflect_lines(lines, level)))
+        if not max_tokens or level >= max(RULES) or len(default_counter().encode(out)) <= max_tokens:
+            return out
+        level += 1

@@ -183,3 +183,19 @@ def test_embedder_is_deterministic_and_lexical() -> None:
     assert a == embed_text("my beagle Pixel loves the park") and len(a) == 256
     dot = lambda x, y: sum(i * j for i, j in zip(x, y))  # noqa: E731
     assert abs(dot(a, a) - 1) < 1e-4 and dot(a, b) > dot(a, c)
+
+
+def test_reflector_compresses_harder_until_its_output_fits_the_cap() -> None:
+    from bench.offline.provider import fit_cap
+    from om_core.tokens import default_counter
+
+    log = "\n".join(f"{LOG}\n* 🟢 (10:{i % 60:02d}) User mentioned filler detail number {i} about the garden"
+                    for i in range(40))
+    prompt = build_reflector_messages("m31", log, 0)
+    whole = run_role("reflector", prompt)
+    cap = len(default_counter().encode(whole)) // 2
+    fitted = run_role("reflector", prompt, {"max_tokens": cap})
+    assert len(default_counter().encode(fitted)) <= cap
+    assert fit_cap(fitted, cap) == (fitted, "stop")  # the provider no longer cuts it: om_core accepts it
+    assert "🟢" not in fitted and "adopted a beagle named Pixel" in fitted  # level 1 rules, red lines kept
+    assert run_role("reflector", prompt, {"max_tokens": 10 * cap}) == whole  # room enough: the asked level
