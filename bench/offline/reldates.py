@@ -133,5 +133,8 @@ def resolve_relative(text: str, when: date) -> str | None:
     for pattern, fn in _rules(when):
         m = pattern.search(text)
         if m and (best is None or m.start() < best[0]):
-            best = (m.start(), fn(m))
+            try:
+                best = (m.start(), fn(m))
+            except (ValueError, OverflowError):  # "7000 years ago", "in 10000000 days": no calendar date to write
+                continue
     return best[1] if best else None

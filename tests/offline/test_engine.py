@@ -82,6 +82,9 @@ def test_relative_dates() -> None:
     assert resolve_relative("next week", d) == "week of Mar 9, 2026"
     assert resolve_relative("tomorrow morning", d) == "Mar 4, 2026"
     assert resolve_relative("I moved recently", d) is None
+    # beyond the calendar (LongMemEval_S 18dcd5a5 asks about something "7000 years ago"): no date, no error
+    assert resolve_relative("farming began 7000 years ago", d) is None
+    assert resolve_relative("in 99999999 days, or two weeks ago", d) == "Feb 17, 2026"  # the next phrase still counts
 
 
 LOG = """Date: Mar 1, 2026
