@@ -18,6 +18,12 @@ counted in this process) ends the process with SIGKILL, the way a power cut or t
 | `response_cache_write` | inside the n-th response-cache insert, before it commits |
 
 Only code running in this process is wrapped: sweeps must use Hydra's basic launcher (the default).
+
+    PAUSE_AT=question:<n> PAUSE_FILE=<path> python -m tests.helpers.killpoints <ombench args...>
+
+pauses instead, right after the n-th question's rows are written (the results file open, the run mid-way): it
+creates `<path>.paused`, then waits until `<path>` exists (at most PAUSE_MAX_S seconds) and goes on. A test uses
+it to act while a run holds its files, whatever the machine's speed.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ import sys
 from typing import Any, Callable
 
 ENV = "KILL_AT"
+PAUSE_ENV, PAUSE_FILE_ENV = "PAUSE_AT", "PAUSE_FILE"
+PAUSE_MAX_S = 300.0
 
 
 def die() -> None:
@@ -177,10 +185,39 @@ MOMENTS = ("model_call", "question", "checkpoint_write", "duckdb_write", "om_sql
            "response_cache_write")
 
 
+def install_pause(spec: str, gate: str) -> None:
+    """Arm the pause point `question:n` (the only moment a pause supports) with the gate file `gate`."""
+    import time
+    from pathlib import Path
+
+    from bench.store.writer import Store
+
+    moment, _, count = spec.partition(":")
+    if moment != "question":
+        raise ValueError(f"unknown pause moment {moment!r}: only question:<n>")
+    c = _Counter(int(count or 1))
+
+    def make_write(orig: Callable[..., Any]) -> Callable[..., Any]:
+        def write_questions(self: Any, *a: Any, **k: Any) -> Any:
+            out = orig(self, *a, **k)
+            if c.hit():
+                Path(f"{gate}.paused").touch()
+                deadline = time.monotonic() + PAUSE_MAX_S
+                while not Path(gate).exists() and time.monotonic() < deadline:
+                    time.sleep(0.05)
+            return out
+        return write_questions
+
+    _wrap(Store, "write_questions", make_write)
+
+
 def main(argv: list[str]) -> int:
     spec = os.environ.get(ENV, "")
     if spec:
         install(spec)
+    pause = os.environ.get(PAUSE_ENV, "")
+    if pause:
+        install_pause(pause, os.environ[PAUSE_FILE_ENV])
     from bench.cli import main as ombench
 
     return ombench(argv)

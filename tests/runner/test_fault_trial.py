@@ -105,19 +105,23 @@ def test_a_second_writer_is_refused_with_one_line_and_nothing_is_lost(tmp_path: 
     """Two runs on one results file: the second finds it in use and says so in one line (exit 1); run again
     after the first has finished, it completes. Every question of both runs is stored exactly once."""
     db = tmp_path / "bench.duckdb"
-    first_args = [*OMBENCH, "run", f"output.dir={tmp_path}", "run_strategies=[om]", "dataset.limit=4",
+    gate = tmp_path / "go"
+    # the first run pauses after its first question (results file open, mid-run) until the second has tried:
+    # on a busy machine it could otherwise finish before the second even starts
+    first_args = [*KILLABLE, f"output.dir={tmp_path}", "run_strategies=[om]", "dataset.limit=4",
                   "run.concurrency=1", *COMMON]
     second_args = [*OMBENCH, "run", f"output.dir={tmp_path}", "run_strategies=[full_context]", "dataset.limit=4",
                    *COMMON]
-    first = subprocess.Popen(first_args, cwd=ROOT, env=_env(), stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                             text=True)
-    assert first.stderr is not None
-    for line in first.stderr:  # the first writer holds the file once it has started its questions
-        if line.startswith("[om] 0/4"):
-            break
+    first = subprocess.Popen(first_args, cwd=ROOT, env=_env(PAUSE_AT="question:1", PAUSE_FILE=str(gate)),
+                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    deadline = time.monotonic() + 300
+    while not Path(f"{gate}.paused").exists() and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert Path(f"{gate}.paused").exists(), first.stderr.read() if first.poll() is not None else "no pause in 300 s"
     second = subprocess.run(second_args, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
-    rest = first.stderr.read()
-    assert first.wait(timeout=300) == 0, rest
+    gate.touch()
+    _, rest = first.communicate(timeout=300)
+    assert first.returncode == 0, rest
     errors = [ln for ln in second.stderr.splitlines() if ln.startswith("ombench: error")]
     assert second.returncode == 1 and len(errors) == 1 and "Traceback" not in second.stderr, second.stderr
     assert f"{db}" in errors[0] and f"another process holds it (PID {first.pid})" in errors[0]
