@@ -1,0 +1,67 @@
+"""The one registry helper every plug-in kind uses: lazy `module:attr` targets, errors that list the names."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from bench.errors import ConfigError
+from bench.registry import Registry, load_target
+
+
+def test_a_lazy_target_is_imported_on_first_use_and_kept() -> None:
+    reg: Registry[object] = Registry("widget", {"dumps": "json:dumps"})
+    assert reg.names() == ("dumps",)
+    import json
+
+    assert reg.get("dumps") is json.dumps
+    assert reg.get("dumps") is reg.get("dumps")
+
+
+def test_an_unknown_name_is_one_line_listing_the_names_and_the_key() -> None:
+    reg: Registry[object] = Registry("strategy", {"a": "json:dumps", "b": "json:loads"}, key="strategies.<k>.name")
+    with pytest.raises(ConfigError) as err:
+        reg.get("c")
+    text = str(err.value)
+    assert "\n" not in text and "unknown strategy 'c'" in text and "a, b" in text and "strategies.<k>.name" in text
+
+
+def test_a_target_that_cannot_be_imported_names_the_target() -> None:
+    reg: Registry[object] = Registry("benchmark", {"x": "no_such_module_for_sure:Thing"})
+    with pytest.raises(ConfigError, match="cannot load 'no_such_module_for_sure:Thing'"):
+        reg.get("x")
+
+
+def test_objects_register_directly_and_by_decorator_in_order() -> None:
+    reg: Registry[object] = Registry("check")
+    reg.register("first", len)
+
+    @reg.decorator("second")
+    def second() -> int:
+        return 2
+
+    assert reg.names() == ("first", "second")
+    assert reg.get("second") is second
+    assert [n for n, _ in reg.items()] == ["first", "second"]
+    with pytest.raises(ConfigError, match="already registered"):
+        reg.register("first", len, replace=False)
+    reg.unregister("first")
+    assert "first" not in reg
+
+
+def test_external_accepts_a_module_attr_path_that_was_not_registered() -> None:
+    closed: Registry[object] = Registry("benchmark", {"a": "json:dumps"})
+    with pytest.raises(ConfigError, match="unknown benchmark"):
+        closed.get("json:loads")
+    open_: Registry[object] = Registry("benchmark", {"a": "json:dumps"}, external=True)
+    import json
+
+    assert open_.get("json:loads") is json.loads
+    assert "json:loads" in open_
+
+
+def test_load_target_follows_dotted_attributes() -> None:
+    assert load_target("os:path.join") is sys.modules["os"].path.join
+    with pytest.raises(ImportError):
+        load_target("os.path")
