@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
+from bench.render import token_count
 from bench.cachesim.base import CacheSimulator
 from bench.config import RootCfg, StrategyCfg
 from bench.data.schema import Instance
@@ -215,7 +216,7 @@ def simulate_background(
 
 def actor_record(prompt: Prompt, model: str, t: datetime, cache: CacheByProfile, *,
                  keep_messages: bool = False) -> CallRecord:
-    return CallRecord(role=Role.ACTOR.value, model=model, prompt_tokens=prompt.token_count, sim_time=t, simulated=True,
+    return CallRecord(role=Role.ACTOR.value, model=model, prompt_tokens=token_count(prompt), sim_time=t, simulated=True,
                       cache=cache, messages=prompt.to_messages() if keep_messages else None)
 
 

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from bench.render import token_count
 from bench.cachesim.base import CacheSimulator
 from bench.config import RootCfg
 from bench.data.schema import Instance
@@ -199,15 +200,15 @@ async def replay_one(inst: Instance, spec: StrategySpec, gateway: Gateway, count
 
 def _accumulate(st: StrategyStats, res: Ingestion) -> None:
     st.questions += 1
-    st.question_tokens += res.question_prompt.token_count
+    st.question_tokens += token_count(res.question_prompt)
     for rec, cache in [*((c, c.cache) for c in res.calls), (None, res.question_cache)]:
-        st.tokens_all += rec.prompt_tokens if rec is not None else res.question_prompt.token_count
+        st.tokens_all += rec.prompt_tokens if rec is not None else token_count(res.question_prompt)
         for p, c in cache.items():
             st.prefill_all[p] = st.prefill_all.get(p, 0) + int(c["prefill"])
             st.cached_all[p] = st.cached_all.get(p, 0) + int(c["cached"])
     rows = [r for r in res.turns if r["prompt_tokens"]]
     st.prompts += len(rows) + 1
-    st.prompt_tokens += sum(r["prompt_tokens"] for r in rows) + res.question_prompt.token_count
+    st.prompt_tokens += sum(r["prompt_tokens"] for r in rows) + token_count(res.question_prompt)
     st.background_calls += sum(1 for c in res.calls if not c.simulated)
     for r in res.turns:
         for e in r["events"]:

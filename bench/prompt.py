@@ -4,9 +4,9 @@ A segment is a unit that is either byte-identical to a segment of an earlier pro
 stable across turns for the same logical block (e.g. "sys", "om:chunk:0", "turn:12:user"), so simulators
 can skip unchanged segments without re-tokenising or comparing them token by token.
 
-These are plain types. Their token rendering (message headers + segment ids, what a provider's prefix cache
-sees) and its memos live in `bench.render`; `Prompt.units()` and `Prompt.token_count` are shorthands for the
-default `Renderer`'s.
+These are plain types and import nothing of the harness. Their token rendering (message headers + segment ids,
+what a provider's prefix cache sees) and its memos live in `bench.render` (`prompt_units(prompt)`,
+`token_count(prompt)` for the default `Renderer`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any
-
-from bench.render import Unit, default_renderer
 
 
 @dataclass(frozen=True)
@@ -63,18 +61,3 @@ class Prompt:
     @property
     def text(self) -> str:
         return "".join(s.text for s in self.segments)
-
-    # ---- shorthands for the default renderer (bench.render) -------------------------------------------------
-    def units(self) -> list[Unit]:
-        """The default renderer's token rendering: a header unit opening each chat message, then one unit
-        per segment."""
-        return default_renderer().render(self)
-
-    @property
-    def token_count(self) -> int:
-        """Tokens of the default rendering (headers included): what simulators report as prompt_tokens."""
-        return default_renderer().token_count(self)
-
-    def token_ids(self) -> tuple[int, ...]:
-        """The flat default rendering (for tests and debugging; simulators never build it)."""
-        return default_renderer().token_ids(self)

@@ -7,8 +7,8 @@ cache boundary by a token or two. The rendering is a list of `Unit`s (one per he
 
 One `Renderer` owns the tokenizer and every memo (segment ids by text, recent renderings, the last long text
 rendered under each segment key); `reset()` drops them. The process-wide default (`default_renderer()`, o200k
-through om_core's memoised counter) is what `Prompt.units()` / `Prompt.token_count` use; tests swap it with
-`set_default_renderer`.
+through om_core's memoised counter) is what `prompt_units(prompt)` / `token_count(prompt)` / `token_ids(prompt)` use;
+tests swap it with `set_default_renderer`. (`bench.prompt` holds the plain types and never imports this module.)
 
 Speed: a prompt reuses the rendering of the leading Segment objects it shares with a recent prompt (so
 rendering costs O(changed segments)), and a long segment whose text changed is tokenised from its previous
@@ -17,10 +17,9 @@ text's ids where that is exact (only the changed tail is tokenised; see `encode_
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
-if TYPE_CHECKING:
-    from bench.prompt import Prompt, Segment
+from bench.prompt import Prompt, Segment
 
 Tokenizer = Callable[[str], tuple[int, ...]]
 
@@ -308,3 +307,19 @@ def set_default_renderer(renderer: Renderer | None) -> Renderer:
     previous = default_renderer()
     _DEFAULT = renderer if renderer is not None else Renderer()
     return previous
+
+
+def prompt_units(prompt: Prompt) -> list[Unit]:
+    """The default renderer's token rendering: a header unit opening each chat message, then one unit per
+    segment."""
+    return default_renderer().render(prompt)
+
+
+def token_count(prompt: Prompt) -> int:
+    """Tokens of the default rendering (headers included): what simulators report as prompt_tokens."""
+    return default_renderer().token_count(prompt)
+
+
+def token_ids(prompt: Prompt) -> tuple[int, ...]:
+    """The flat default rendering (for tests and debugging; simulators never build it)."""
+    return default_renderer().token_ids(prompt)

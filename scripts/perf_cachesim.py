@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.cachesim import PROFILES, make_simulator  # noqa: E402
 from bench.prompt import Prompt  # noqa: E402
+from bench.render import prompt_units  # noqa: E402
 from om_core.tokens import get_encoding  # noqa: E402
 
 
@@ -80,7 +81,7 @@ def main() -> None:
         sims = {n: make_simulator(n) for n in names}
         for turn, p in enumerate(prompts):
             t0 = time.perf_counter()
-            units = p.units()
+            units = prompt_units(p)
             t_render += time.perf_counter() - t0
             n = sum(len(u.ids) for u in units)
             n_prompts, n_tokens, max_prompt = n_prompts + 1, n_tokens + n, max(max_prompt, n)

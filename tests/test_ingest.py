@@ -1,6 +1,7 @@
 import asyncio
 from datetime import datetime, timedelta, timezone
 
+from bench.render import token_count, token_ids
 from bench.cachesim import make_simulator
 from bench.cachesim.openai_cache import cacheable
 from bench.ingest import question_call, replay_question
@@ -64,7 +65,7 @@ async def test_rows_actor_records_and_background_calls():
     r0, r1 = out.turns[0], out.turns[1]
     assert r0["sim_time"] == (tl[0].user_at + timedelta(seconds=2)).isoformat()
     assert r0["cache"]["openai"]["cached"] == 0
-    prefix = len(Prompt([*_prefix_segments()]).token_ids())
+    prefix = len(token_ids(Prompt([*_prefix_segments()])))
     assert r1["cache"]["ideal"]["cached"] >= prefix
     assert r1["cache"]["openai"]["cached"] == cacheable(r1["cache"]["ideal"]["cached"])
     assert r1["cache"]["openai"]["prefill"] == r1["prompt_tokens"] - r1["cache"]["openai"]["cached"]
@@ -96,7 +97,7 @@ async def test_question_call_simulates_background_then_the_answering_prompt():
         p, cache, late = await question_call(FakeStrategy(), "why?", t, "2023/06/01 (Thu) 00:00", sims, "gpt-4o", t)
     assert outer == []  # returned, not left in the caller's collector
     assert p.segments[-1].text == "why?"
-    assert cache["openai"]["cached"] == 0 and cache["openai"]["prefill"] == p.token_count
+    assert cache["openai"]["cached"] == 0 and cache["openai"]["prefill"] == token_count(p)
     assert [c.role for c in late] == ["summarizer"] and late[0].cache["openai"]["prefill"] > 1024
     assert late[0].sim_time == t and late[0].messages is None
 

@@ -9,7 +9,15 @@ import pytest
 
 from bench.cachesim.trie import common_prefix
 from bench.prompt import Prompt
-from bench.render import Renderer, default_renderer, encode_incremental, set_default_renderer
+from bench.render import (
+    Renderer,
+    default_renderer,
+    encode_incremental,
+    set_default_renderer,
+    token_count,
+    token_ids,
+    prompt_units,
+)
 from om_core.tokens import default_counter
 from tests.helpers.words import W, prompt, word_tokenizer
 
@@ -22,8 +30,8 @@ def test_default_tokenizer_counts_repeated_a() -> None:
     p.add("system", " a" * 100)
     p.add("user", " a" * 7)
     # (2 header + 100) + (2 header + 7) = 111
-    assert p.token_count == 111
-    assert p.units()[1].ids is enc(" a" * 100)  # the tokenizer's memoised tuple, not a copy
+    assert token_count(p) == 111
+    assert prompt_units(p)[1].ids is enc(" a" * 100)  # the tokenizer's memoised tuple, not a copy
 
 
 @pytest.mark.usefixtures("words")
@@ -32,13 +40,13 @@ def test_units_layout_and_keys() -> None:
     p.add("system", W("s", 3), breakpoint=True)
     p.add("system", W("t", 2), new_message=False)  # same message: no second header
     p.add("user", W("u", 4))
-    units = p.units()
+    units = prompt_units(p)
     assert [u.key[:2] for u in units] == ["h:", units[1].key[:2], units[2].key[:2], "h:", units[4].key[:2]]
     assert [u.block for u in units] == [-1, 0, 1, -1, 2]
     assert [u.breakpoint for u in units] == [False, True, False, False, False]
     assert [len(u.ids) for u in units] == [1, 3, 2, 1, 4]
-    assert p.token_count == 1 + 3 + 2 + 1 + 4 == 11
-    assert p.token_ids() == tuple(t for u in units for t in u.ids)
+    assert token_count(p) == 1 + 3 + 2 + 1 + 4 == 11
+    assert token_ids(p) == tuple(t for u in units for t in u.ids)
     assert len(p.to_messages()) == 2
 
 
@@ -47,31 +55,31 @@ def test_keys_equal_iff_role_and_text_equal() -> None:
     a = prompt(("user", W("x", 5)))
     b = prompt(("user", W("x", 5)))
     c = prompt(("assistant", W("x", 5)))
-    assert a.units()[1].key == b.units()[1].key
-    assert a.units()[1].key != c.units()[1].key
-    assert a.units()[1].ids == c.units()[1].ids  # same tokens, different key
+    assert prompt_units(a)[1].key == prompt_units(b)[1].key
+    assert prompt_units(a)[1].key != prompt_units(c)[1].key
+    assert prompt_units(a)[1].ids == prompt_units(c)[1].ids  # same tokens, different key
 
 
 @pytest.mark.usefixtures("words")
 def test_units_memo_invalidated_by_add_reset_and_renderer_switch() -> None:
     p = prompt(("user", W("u", 3)))
-    first = p.units()
-    assert p.units() is first
+    first = prompt_units(p)
+    assert prompt_units(p) is first
     p.add("assistant", W("a", 2))
-    assert len(p.units()) == 4 and p.token_count == 4 + 3
+    assert len(prompt_units(p)) == 4 and token_count(p) == 4 + 3
     renderer = default_renderer()
     second = renderer.render(p)
     renderer.reset()
     assert renderer.render(p) is not second and renderer.render(p) == second
     chars = Renderer(lambda text: tuple(ord(ch) for ch in text))  # one token per character
     # "user\n" = 5 chars; "u0 u1 u2" = 8; "assistant\n" = 10; "a0 a1" = 5 -> 28
-    assert chars.token_count(p) == 5 + 8 + 10 + 5 and p.token_count == 7  # the default is untouched
+    assert chars.token_count(p) == 5 + 8 + 10 + 5 and token_count(p) == 7  # the default is untouched
     previous = set_default_renderer(chars)
     try:
-        assert p.token_count == 28 and chars.segment_ids(p.segments[1]) == tuple(map(ord, "a0 a1"))
+        assert token_count(p) == 28 and chars.segment_ids(p.segments[1]) == tuple(map(ord, "a0 a1"))
     finally:
         set_default_renderer(previous)
-    assert p.token_count == 7
+    assert token_count(p) == 7
 
 
 def test_common_prefix_matches_naive() -> None:
@@ -95,10 +103,10 @@ def test_memo_is_not_data() -> None:
     import pickle
 
     p = prompt(("user", W("u", 3)))
-    p.units()
+    prompt_units(p)
     assert set(dataclasses.asdict(p)) == {"segments", "meta"}
     q = pickle.loads(pickle.dumps(p))
-    assert set(vars(q)) == {"segments", "meta"} and q == p and q.token_count == 4  # nothing else travels
+    assert set(vars(q)) == {"segments", "meta"} and q == p and token_count(q) == 4  # nothing else travels
 
 
 def _tiktoken() -> Callable[[str], tuple[int, ...]]:
@@ -147,7 +155,7 @@ def test_incremental_encoding_of_a_growing_block_and_its_use_in_rendering() -> N
         p = Prompt()
         p.add("system", "sys")
         p.add("user", text, key="om:other")
-        assert p.units()[-1].ids == encode(text)  # the rendering (incremental after the first) is exact
+        assert prompt_units(p)[-1].ids == encode(text)  # the rendering (incremental after the first) is exact
 
 
 def test_segment_memo_is_bounded_by_tokens() -> None:

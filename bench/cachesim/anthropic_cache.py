@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from bench.render import prompt_units
 from bench.cachesim.base import CacheResult
 from bench.cachesim.common import Pricing, check_positive, lookup_by_model, result, to_seconds
 from bench.cachesim.trie import EntryNode, Node, Walks, prune_unless_any, stream_state
@@ -109,7 +110,7 @@ class AnthropicSimulator:
     def observe(self, t: datetime | float, prompt: Prompt, model: str = "", stream: str = "actor") -> CacheResult:
         cfg = self.config
         now = to_seconds(t)
-        units = prompt.units()
+        units = prompt_units(prompt)
         root, w = stream_state(self._roots, self._walks, (model, stream), _Walk)
         # Nodes leave the trie only when pruned (and pruning drops every walk), so the previous prompt's
         # nodes for the shared units are still their trie path; equal units carry equal breakpoint flags.

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from bench.render import prompt_units
 from bench.cachesim.base import CacheResult
 from bench.cachesim.common import Pricing, check_positive, result
 from bench.cachesim.trie import BareNode, Node, Walks, match_from
@@ -39,7 +40,7 @@ class IdealSimulator:
         self._walks.clear()
 
     def observe(self, t: datetime | float, prompt: Prompt, model: str = "", stream: str = "actor") -> CacheResult:
-        units = prompt.units()
+        units = prompt_units(prompt)
         key = (model, stream)
         root = self._roots.get(key)
         if root is None:

@@ -13,6 +13,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from datetime import datetime
 
+from bench.render import prompt_units
 from bench.cachesim.base import CacheResult
 from bench.cachesim.common import Pricing, check_positive, lookup_by_model, result, to_seconds
 from bench.cachesim.trie import INF, Node, TimedNode, Walks, match_from, prune, stream_state
@@ -114,7 +115,7 @@ class OpenAISimulator:
             self._walks.clear()  # the clock went back: a pruned node could look live again; walk from the root
         else:
             self._t_max = now
-        units = prompt.units()
+        units = prompt_units(prompt)
         root, w = stream_state(self._roots, self._walks, (model, stream), _Walk)
         # The previous prompt of this stream walked (and refreshed) path[:k] at w.t. Along that path `born`
         # never decreases with depth (a revived node loses its children), so its live part is a prefix:

@@ -37,6 +37,7 @@ from heapq import heapify, heappop, heappush
 from itertools import chain, repeat
 from typing import Any
 
+from bench.render import prompt_units
 from bench.cachesim.base import CacheResult
 from bench.cachesim.common import Pricing, check_positive, result
 from bench.cachesim.trie import BareNode, Node, Walks, common_prefix, prune
@@ -280,7 +281,7 @@ class VLLMSimulator:
         if memo is None:
             memo = self._memos[(model, stream)] = _Memo(stream)
         memo.seq += 1
-        units = prompt.units()
+        units = prompt_units(prompt)
         w = memo.walk
         k = w.shared(units)
         path, nblocks = w.path, w.nblocks

@@ -49,7 +49,7 @@ class StrategyContext:
         return m
 
     def tokens(self, text: str) -> int:
-        # encode() shares its memo with Prompt.units(), so counting a segment never tokenises it twice
+        # encode() shares its memo with the rendering (bench.render.prompt_units), so counting a segment never tokenises it twice
         return len(self.counter.encode(text)) if text else 0
 
 

@@ -7,6 +7,7 @@ import hashlib
 
 import pytest
 
+from bench.render import prompt_units
 from bench.cachesim import make_simulator
 from bench.cachesim.openai_cache import cacheable
 from bench.ingest import replay_question
@@ -107,7 +108,7 @@ async def test_full_context_hits_until_truncation_starts_then_misses():
 def _tokens_before(prompt, s):
     """Tokens of the rendering before segment s (its message header included when s opens a message)."""
     n = 0
-    units = prompt.units()
+    units = prompt_units(prompt)
     for i, u in enumerate(units):
         if u.block == s or (u.block == -1 and i + 1 < len(units) and units[i + 1].block == s):
             return n

@@ -3,6 +3,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from bench.render import token_count
 from bench.cachesim import make_simulator
 from bench.errors import ConfigError
 from bench.ingest import question_call, replay_question
@@ -102,7 +103,7 @@ async def test_replay_through_the_driver_simulates_observer_calls():
     assert all(c.cache["openai"]["prefill"] > 0 and c.sim_time is not None for c in obs)
     t = datetime(2023, 5, 6, 10, 0, tzinfo=timezone.utc)
     p, cache, _ = await question_call(s, view.question, view.question_date, view.question_date_str, sims, "gpt-4o", t)
-    assert cache["openai"]["prefill"] == p.token_count - cache["openai"]["cached"]
+    assert cache["openai"]["prefill"] == token_count(p) - cache["openai"]["cached"]
 
 
 def test_bad_om_params_are_config_errors():

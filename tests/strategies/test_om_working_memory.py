@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 
+from bench.render import prompt_units
 from bench.cachesim import make_simulator
 from bench.ingest import replay_question
 from bench.prompt import Prompt
@@ -55,7 +56,7 @@ def system_block(p: Prompt) -> list[tuple[str, str]]:
 def tokens_before(p: Prompt, k: int) -> int:
     """Tokens of the rendering before segment k (message headers included)."""
     n = 0
-    for u in p.units():
+    for u in prompt_units(p):
         if u.block >= k:
             break
         n += len(u.ids)
