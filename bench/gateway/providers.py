@@ -13,11 +13,30 @@ among the others.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, Callable, Mapping
 
 from bench.errors import ConfigError
-from bench.gateway.setup import LITELLM_LOCK, loaded_litellm
+
+# Held while litellm is set up (bench.gateway.setup.ensure_litellm) and while a custom provider is registered,
+# so a provider registered during the set-up is installed either way. The set-up module imports this one,
+# never the reverse.
+LITELLM_LOCK = threading.RLock()
+_LITELLM: ModuleType | None = None
+
+
+def loaded_litellm() -> ModuleType | None:
+    """litellm if `ensure_litellm` has set it up in this process, else None (without importing it)."""
+    return _LITELLM
+
+
+def mark_loaded(lib: ModuleType) -> None:
+    """Called by `ensure_litellm` (under LITELLM_LOCK) once litellm is set up and every registered provider
+    installed: a provider registered later is installed at once."""
+    global _LITELLM
+    _LITELLM = lib
 
 
 @dataclass(frozen=True)

@@ -8,21 +8,20 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from types import ModuleType
 
-LITELLM_LOCK = threading.RLock()  # held while litellm is set up and while a custom provider is registered
-_LITELLM: ModuleType | None = None
+from bench.gateway.providers import LITELLM_LOCK, install_provider, loaded_litellm, mark_loaded, registered_providers
 
 
 def ensure_litellm() -> ModuleType:
     """Import and configure litellm once per process; returns the module."""
-    global _LITELLM
-    if _LITELLM is not None:
-        return _LITELLM
+    done = loaded_litellm()
+    if done is not None:
+        return done
     with LITELLM_LOCK:
-        if _LITELLM is not None:
-            return _LITELLM
+        done = loaded_litellm()
+        if done is not None:
+            return done
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         os.environ.setdefault("LITELLM_LOG", "ERROR")
         # every retry is the gateway's (counted in calls.retries): litellm's OpenAI embedding path turns the
@@ -50,14 +49,7 @@ def ensure_litellm() -> ModuleType:
                      "openai._base_client"):
             logging.getLogger(name).setLevel(logging.ERROR)
 
-        from bench.gateway.providers import install_provider, registered_providers
-
         for provider in registered_providers():
             install_provider(litellm, provider)
-        _LITELLM = litellm
+        mark_loaded(litellm)
         return litellm
-
-
-def loaded_litellm() -> ModuleType | None:
-    """litellm if `ensure_litellm` has set it up in this process, else None (without importing it)."""
-    return _LITELLM

@@ -42,12 +42,9 @@ class _MemorySink:
     def close(self) -> None: ...
 
 
-def provider_of(model: str) -> str:
-    return model.split("/", 1)[0] if "/" in model else "openai"
-
-
 def estimate(root: RootCfg, calls: list[CallRow], scale: float) -> list[dict[str, Any]]:
     """Aggregate real (non-simulated) calls per role and price them with the configured models."""
+    from bench.gateway.config import provider_of
     from bench.gateway.usage import estimate_cost
 
     acc: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))

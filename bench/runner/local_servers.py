@@ -52,7 +52,9 @@ class Endpoint:
 
 
 def _provider(model: str) -> str:
-    return model.split("/", 1)[0] if "/" in model else "openai"
+    from bench.gateway.config import provider_of  # the gateway's routing: its api_base look-up uses the same
+
+    return provider_of(model)
 
 
 def routed_roles(cfg: RootCfg, roles: Iterable[Role]) -> dict[Role, tuple[str, str]]:

@@ -65,7 +65,10 @@ class PreflightContext:
     _info: dict[str, dict[str, Any] | None] = field(default_factory=dict, repr=False)
 
     def provider(self, model: str) -> str:
-        return model.split("/", 1)[0] if "/" in model else "openai"
+        """The provider the gateway routes `model` to (bench.gateway.provider_of, the one spelling)."""
+        from bench.gateway.config import provider_of
+
+        return provider_of(model)
 
     def in_process(self, model: str) -> bool:
         """Served by a registered in-process provider (the offline engine): no key, no window, no price."""

@@ -148,3 +148,17 @@ def test_a_failed_preflight_writes_nothing(tmp_path, no_keys) -> None:
         run_job(compose_cfg(tmp_path, "model.actor.model=openai/gpt-4o-2024-08-06", "run_strategies=[oracle]",
                             "dataset=longmemeval_oracle", "dataset.data_dir=/nonexistent/folder",
                             "run.preflight=false"))
+
+
+def test_an_unprefixed_model_is_looked_up_under_the_provider_the_gateway_routes_it_to(tmp_path, no_keys,
+                                                                                      monkeypatch) -> None:
+    # litellm routes a bare claude name to anthropic; so do the gateway's api_key_env / api_base look-ups, and
+    # the preflight must read the same entry (it once guessed "openai" for every name without a prefix)
+    monkeypatch.delenv("MY_ANTHROPIC", raising=False)
+    root = _root(tmp_path, "model.actor.model=claude-sonnet-4-5", "+gateway.api_key_env.anthropic=MY_ANTHROPIC")
+    from bench.gateway import provider_of
+
+    ctx = build_context(root)
+    assert ctx.provider("claude-sonnet-4-5") == provider_of("claude-sonnet-4-5") == "anthropic"
+    errors = [f.message for f in run_checks(ctx, ["credentials"]) if f.level == "error"]
+    assert any("gateway.api_key_env.anthropic=MY_ANTHROPIC" in m for m in errors), errors
