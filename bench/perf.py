@@ -34,7 +34,8 @@ from bench.ingest import Ingestion, cache_simulators, configured_strategy, inges
 from bench.records import collect_calls
 from bench.roles import MEMORY_ROLES, Role
 from bench.strategies import StrategySpec
-from om_core.tokens import TokenCounter, default_counter, get_encoding
+from om_core import TokenCounter, default_counter
+from om_core.formats import get_encoding
 
 if TYPE_CHECKING:
     from bench.gateway import Gateway

@@ -225,7 +225,8 @@ class Renderer:
         when the default tokenizer is in use, else enc(text)."""
         if self._custom is not None or len(text) < INCREMENTAL_MIN_CHARS or not key:
             return enc(text)
-        from om_core.tokens import default_counter, get_encoding
+        from om_core import default_counter
+        from om_core.formats import get_encoding
 
         counter = default_counter()
         prev = self._long.get(key)

@@ -25,12 +25,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.data.loader import load_dataset  # noqa: E402
 from bench.replay import build_timeline  # noqa: E402
 from om_core import InMemoryStorage, Message, ObservationalMemory, OMConfig  # noqa: E402
-from om_core.degenerate import detect_degenerate_repetition, longest_count  # noqa: E402
-from om_core.guards import COPY_LINE_SHARE, COPY_REPRODUCED_SHARE, ECHO_LINE_SHARE  # noqa: E402
-from om_core.llm import Completion  # noqa: E402
-from om_core.observer_parse import is_observation_line  # noqa: E402
-from om_core.overlap import reproduced_share, verbatim_line_share  # noqa: E402
-from om_core.review import review_output  # noqa: E402
+from om_core import Completion  # noqa: E402
+from om_core.formats import (  # noqa: E402
+    COPY_LINE_SHARE,
+    COPY_REPRODUCED_SHARE,
+    ECHO_LINE_SHARE,
+    detect_degenerate_repetition,
+    is_observation_line,
+    longest_count,
+    reproduced_share,
+    review_output,
+    verbatim_line_share,
+)
 
 CONFIGS: dict[str, dict[str, Any]] = {
     "m31-resource": {"profile": "m31", "scope": "resource", "obscure_thread_ids": True},

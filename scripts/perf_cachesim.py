@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.cachesim import PROFILES, make_simulator  # noqa: E402
 from bench.prompt import Prompt  # noqa: E402
 from bench.render import prompt_units  # noqa: E402
-from om_core.tokens import get_encoding  # noqa: E402
+from om_core.formats import get_encoding  # noqa: E402
 
 
 def rss_mb() -> float:

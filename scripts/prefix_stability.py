@@ -32,9 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.data.loader import load_dataset  # noqa: E402
 from bench.replay import ReplayTurn, build_timeline  # noqa: E402
-from om_core import InMemoryStorage, Message, ObservationalMemory, OMConfig  # noqa: E402
-from om_core.context import prefix_stability  # noqa: E402
-from om_core.types import ContextMessage  # noqa: E402
+from om_core import ContextMessage, InMemoryStorage, Message, ObservationalMemory, OMConfig  # noqa: E402
+from om_core.formats import prefix_stability  # noqa: E402
 
 CONFIGS: dict[str, dict[str, Any]] = {
     "m31-thread": {"profile": "m31", "scope": "thread"},

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable, Sequence
 
 from bench.data.schema import Instance, Session
-from om_core.tokens import get_encoding
+from om_core.formats import get_encoding
 
 _BATCH = 256  # bounded: a batch's token lists are materialised before being counted
 

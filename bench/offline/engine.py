@@ -6,21 +6,14 @@ their model name `offline/<role>`; the answer text itself carries no label so ju
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from bench.offline import evaluator, judge, observer, reader, reflector, summarizer
 from bench.offline.reader import text_of
+from bench.roles import Role
 
-ROLES = ("observer", "reflector", "reader", "actor", "judge", "summarizer", "evaluator")
-ALIASES = {"actor": "reader", "answerer": "reader", "summariser": "summarizer"}
-EMBEDDER = "embedder"
-# every model name the provider serves as offline/<name>
-MODELS = tuple(dict.fromkeys([*ROLES, *ALIASES, EMBEDDER]))
-
-
-def canonical_role(name: str) -> str:
-    role = name.split("/")[-1].lower()
-    return ALIASES.get(role, role)
+Handler = Callable[[list[dict[str, Any]], dict[str, Any]], str]
+EMBEDDER = Role.EMBEDDER.value
 
 
 def _user_text(messages: list[dict[str, Any]], last_only: bool = False) -> str:
@@ -30,24 +23,48 @@ def _user_text(messages: list[dict[str, Any]], last_only: bool = False) -> str:
     return (users[-1] if users else "") if last_only else "\n\n".join(users)
 
 
+def _cap(params: dict[str, Any]) -> int | None:
+    cap = params.get("max_tokens") or params.get("max_completion_tokens")
+    return int(cap) if cap else None
+
+
+# One handler per model role (bench.roles.Role), the only dispatch of the engine: a role added to `Role`
+# without a handler here fails tests/offline/test_engine.py, not a run. None: the role is not a chat model
+# (the embedder is served by the provider's embedding path).
+HANDLERS: dict[Role, Handler | None] = {
+    Role.ACTOR: lambda messages, params: reader.answer(messages),
+    Role.JUDGE: lambda messages, params: judge.judge(_user_text(messages, last_only=True)),
+    Role.OBSERVER: lambda messages, params: observer.observe(_user_text(messages)),
+    Role.REFLECTOR: lambda messages, params: reflector.reflect(_user_text(messages), _cap(params)),
+    Role.SUMMARIZER: lambda messages, params: summarizer.summarize(messages, _cap(params)),
+    Role.EVALUATOR: lambda messages, params: evaluator.evaluate(messages),
+    Role.EMBEDDER: None,
+}
+
+# the chat models the provider serves as offline/<name>: each role's own name (`Role.offline_model`) and the
+# names calls may carry for a role (`reader`/`answerer` for the actor, `summariser`)
+ROLES = tuple(dict.fromkeys(n for r, h in HANDLERS.items() if h is not None
+                            for n in (r.offline_model.split("/")[1], r.value)))
+ALIASES = {"answerer": "reader", "summariser": "summarizer"}
+# every model name the provider serves as offline/<name>
+MODELS = tuple(dict.fromkeys([*ROLES, *ALIASES, EMBEDDER]))
+
+
+def canonical_role(name: str) -> str:
+    """The model name (after `offline/`) a role label is served as: `actor` and `answerer` -> `reader`."""
+    label = name.split("/")[-1].lower()
+    role = Role.parse(label)
+    return role.offline_model.split("/")[1] if role is not None else label
+
+
 def run_role(role: str, messages: list[dict[str, Any]], params: dict[str, Any] | None = None) -> str:
-    params = params or {}
-    r = canonical_role(role)
-    if r == "observer":
-        return observer.observe(_user_text(messages))
-    if r == "reflector":
-        cap = params.get("max_tokens") or params.get("max_completion_tokens")
-        return reflector.reflect(_user_text(messages), int(cap) if cap else None)
-    if r == "reader":
-        return reader.answer(messages)
-    if r == "judge":
-        return judge.judge(_user_text(messages, last_only=True))
-    if r == "summarizer":
-        mt = params.get("max_tokens") or params.get("max_completion_tokens")
-        return summarizer.summarize(messages, int(mt) if mt else None)
-    if r == "evaluator":
-        return evaluator.evaluate(messages)
-    raise ValueError(f"unknown offline role {role!r}: use one of {', '.join(ROLES)} (or offline/embedder)")
+    """The reply of the offline model `role` (a model name after `offline/`, or a role label). Raises
+    ValueError for a name that is no chat role."""
+    found = Role.parse(role.split("/")[-1].lower())
+    handler = HANDLERS.get(found) if found is not None else None
+    if handler is None:
+        raise ValueError(f"unknown offline role {role!r}: use one of {', '.join(ROLES)} (or offline/embedder)")
+    return handler(messages, params or {})
 
 
 def chat_prompt_tokens(messages: list[dict[str, Any]]) -> int:
@@ -56,21 +73,21 @@ def chat_prompt_tokens(messages: list[dict[str, Any]]) -> int:
     Counted as len(encode(text)) (equal to count_string) because encode's memo is the one prompt rendering
     and the strategies use: the messages of a background call were mostly tokenised already (history a
     summariser condenses) or will be right after (the cache simulators render the same request)."""
-    from om_core.tokens import default_counter
+    from om_core import default_counter
 
     encode = default_counter().encode
     return sum(len(encode(text_of(m))) + 3 for m in messages) + 3
 
 
 def completion_tokens(text: str) -> int:
-    from om_core.tokens import default_counter
+    from om_core import default_counter
 
     return default_counter().count_string(text)
 
 
 def input_tokens(texts: list[str]) -> int:
     """o200k tokens of embedding inputs (what OpenAI bills an embedding request)."""
-    from om_core.tokens import default_counter
+    from om_core import default_counter
 
     count = default_counter().count_string
     return sum(count(t) for t in texts)

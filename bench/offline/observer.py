@@ -20,20 +20,25 @@ import re
 from dataclasses import replace
 from datetime import date, time
 
-from om_core.dates import format_date_header, format_meaning
-from om_core.observer_format import HistoryEntry, history_profile, parse_history
-from om_core.observer_parse import (
+from om_core.formats import (
     PRIORITY_HIGH,
     PRIORITY_LOW,
     PRIORITY_MEDIUM,
+    HistoryEntry,
     ThreadSection,
+    format_date_header,
+    format_meaning,
     format_observation,
     format_observer_output,
     format_sub_observation,
     format_thread_sections,
+    format_working_memory_section,
+    history_from_prompt,
+    history_profile,
+    parse_history,
+    split_thread_sections,
+    working_memory_from_prompt,
 )
-from om_core.observer_prompt import history_from_prompt, split_thread_sections
-from om_core.working_memory import format_working_memory_section, working_memory_from_prompt
 
 from bench.offline.profile import profile_updates
 from bench.offline.reldates import resolve_relative

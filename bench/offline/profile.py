@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from om_core.working_memory import Entry
+from om_core.formats import WorkingMemoryEntry as Entry
 
 MAX_ITEMS = 4  # newest items kept in a list-valued label (likes, dislikes, allergies, projects, ...)
 MAX_WORDS = 8  # words kept of one item

@@ -27,7 +27,7 @@ from bench.offline.engine import (
 def fit_cap(text: str, cap: Any) -> tuple[str, str]:
     """The reply and its finish reason as a server reports them: cut at `max_tokens` (o200k) with "length" when it
     is longer, else whole with "stop"."""
-    from om_core.tokens import default_counter
+    from om_core import default_counter
 
     if not isinstance(cap, int) or cap <= 0:
         return text, "stop"

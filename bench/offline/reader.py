@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from om_core.observer_parse import observation_text
+from om_core.formats import observation_text
 
 from bench.offline.text import content_words, sentences, truncate_words
 

@@ -15,18 +15,19 @@ import math
 import re
 from dataclasses import dataclass
 
-from om_core.dates import DATE_HEADER_PREFIX
-from om_core.observer_parse import (
+from om_core import default_counter
+from om_core.formats import (
     COMPLETED,
+    DATE_HEADER_PREFIX,
     PRIORITY_HIGH,
     PRIORITY_LOW,
     PRIORITY_MEDIUM,
     SUB_BULLET,
+    compression_level_in_prompt,
     format_observer_output,
     observation_text,
+    observations_from_prompt,
 )
-from om_core.reflector import compression_level_in_prompt, observations_from_prompt
-from om_core.tokens import default_counter
 
 from bench.offline.text import content_words
 

@@ -10,7 +10,7 @@ import re
 from datetime import date, timedelta
 from typing import Callable
 
-from om_core.dates import format_observation_date as fmt_date
+from om_core.formats import format_observation_date as fmt_date
 
 from bench.offline.text import NUMBER_WORDS
 

@@ -43,7 +43,7 @@ def conversation_turns(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 
 def summarize(messages: list[dict[str, Any]], max_tokens: int | None = None) -> str:
-    from om_core.tokens import default_counter
+    from om_core import default_counter
 
     budget = max_tokens or DEFAULT_BUDGET
     count = default_counter().count_string

@@ -82,7 +82,7 @@ def _api_key(cfg: RootCfg, role: Role, model: str, base: str) -> str | None:
 
 
 async def _probe(cfg: RootCfg, routed: dict[Role, tuple[str, str]]) -> dict[Role, Endpoint]:
-    from om_core.observer_prompt import build_observer_system_prompt
+    from om_core.formats import build_observer_system_prompt
     from om_core.tokens import default_counter
 
     sample = build_observer_system_prompt("m31")
@@ -141,8 +141,8 @@ def call_sizes(cfg: RootCfg, strategies: Iterable[str]) -> list[CallSize]:
 
 def _om_sizes(key: str, params: Any, actor_model: str) -> list[CallSize]:
     from bench.strategies.om import om_config
-    from om_core.observer_prompt import build_observer_system_prompt
-    from om_core.reflector import build_reflector_system_prompt
+    from om_core.formats import build_observer_system_prompt
+    from om_core.formats import build_reflector_system_prompt
     from om_core.tokens import default_counter
 
     c = om_config(params, actor_model)

@@ -202,3 +202,17 @@ def test_reflector_compresses_harder_until_its_output_fits_the_cap() -> None:
     assert fit_cap(fitted, cap) == (fitted, "stop")  # the provider no longer cuts it: om_core accepts it
     assert "🟢" not in fitted and "adopted a beagle named Pixel" in fitted  # level 1 rules, red lines kept
     assert run_role("reflector", prompt, {"max_tokens": 10 * cap}) == whole  # room enough: the asked level
+
+
+def test_every_role_has_a_handler_and_its_offline_model_is_served() -> None:
+    # the engine dispatches on bench.roles.Role through one table: a role added without a handler fails here
+    from bench.offline.engine import HANDLERS, MODELS
+    from bench.roles import Role
+
+    assert set(HANDLERS) == set(Role), f"roles without an offline handler: {set(Role) - set(HANDLERS)}"
+    for role, handler in HANDLERS.items():
+        assert role.offline_model.split("/")[1] in MODELS
+        if handler is not None:
+            assert isinstance(run_role(role.value, [{"role": "user", "content": "Question: hi?"}]), str)
+    with pytest.raises(ValueError, match="unknown offline role"):
+        run_role("embedder", [])
