@@ -32,10 +32,10 @@ def _cap(params: dict[str, Any]) -> int | None:
 # without a handler here fails tests/offline/test_engine.py, not a run. None: the role is not a chat model
 # (the embedder is served by the provider's embedding path).
 HANDLERS: dict[Role, Handler | None] = {
-    Role.ACTOR: lambda messages, params: reader.answer(messages),
-    Role.JUDGE: lambda messages, params: judge.judge(_user_text(messages, last_only=True)),
     Role.OBSERVER: lambda messages, params: observer.observe(_user_text(messages)),
     Role.REFLECTOR: lambda messages, params: reflector.reflect(_user_text(messages), _cap(params)),
+    Role.ACTOR: lambda messages, params: reader.answer(messages),
+    Role.JUDGE: lambda messages, params: judge.judge(_user_text(messages, last_only=True)),
     Role.SUMMARIZER: lambda messages, params: summarizer.summarize(messages, _cap(params)),
     Role.EVALUATOR: lambda messages, params: evaluator.evaluate(messages),
     Role.EMBEDDER: None,
