@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from bench.data.dates import format_lme_date
+from bench.benchmarks.longmemeval.dates import format_lme_date
 from bench.data.schema import InstanceView
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.data.loader import load_dataset  # noqa: E402
+from bench.benchmarks.longmemeval.loader import load_dataset  # noqa: E402
 from bench.replay import build_timeline  # noqa: E402
 from om_core import InMemoryStorage, Message, ObservationalMemory, OMConfig  # noqa: E402
 from om_core import Completion  # noqa: E402

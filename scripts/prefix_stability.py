@@ -30,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.data.loader import load_dataset  # noqa: E402
+from bench.benchmarks.longmemeval.loader import load_dataset  # noqa: E402
 from bench.replay import ReplayTurn, build_timeline  # noqa: E402
 from om_core import ContextMessage, InMemoryStorage, Message, ObservationalMemory, OMConfig  # noqa: E402
 from om_core.formats import prefix_stability  # noqa: E402

@@ -1,5 +1,5 @@
 from bench.cli import main
-from bench.data.loader import load_dataset
+from bench.benchmarks.longmemeval.loader import load_dataset
 from bench.perf import measure, perf_config
 from bench.strategies import STRATEGY_NAMES
 

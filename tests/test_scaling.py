@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.data.loader import load_dataset
+from bench.benchmarks.longmemeval.loader import load_dataset
 from bench.scaling import _chars, fit_exponent, local_exponents, render_scaling, scaled_instances
 
 

@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from bench.data.loader import load_dataset
+    from bench.benchmarks.longmemeval.loader import load_dataset
     from bench.data.stats import token_summary
 
     ds = load_dataset(args.dataset, args.data_dir)
@@ -96,8 +96,8 @@ def _read_ids(text: str | None) -> list[str] | None:
 
 
 def _subset(args: argparse.Namespace) -> int:
-    from bench.data.loader import load_dataset
-    from bench.data.validate import instance_to_raw
+    from bench.benchmarks.longmemeval.loader import load_dataset
+    from bench.benchmarks.longmemeval.format import instance_to_raw
 
     ds = load_dataset(args.dataset, args.data_dir).subset(
         first_n=args.first_n, per_type=parse_per_type(args.per_type), ids=_read_ids(args.ids), sample=args.sample,
@@ -129,8 +129,8 @@ def _write_json(out: Path, raw: list[dict]) -> None:
 
 
 def _synthetic(args: argparse.Namespace) -> int:
-    from bench.data.loader import read_dataset
-    from bench.data.synthetic import write_synthetic
+    from bench.benchmarks.longmemeval.loader import read_dataset
+    from bench.benchmarks.longmemeval.synthetic import write_synthetic
 
     path = write_synthetic(args.out, n_per_type=args.n_per_type, haystack_tokens=args.haystack_tokens, seed=args.seed,
                            abstention_per_type=args.abstention_per_type)

@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from bench.errors import UserError
-    from bench.evaluate.official import eval_results_path, write_eval_results, write_hypotheses
+    from bench.benchmarks.longmemeval.export import eval_results_path, write_eval_results, write_hypotheses
     from bench.store import Results
 
     with Results(args.db) as res:

@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from bench.evaluate.metrics import format_metrics
-    from bench.evaluate.official import format_official, is_official_judge, metrics_from_files
+    from bench.benchmarks.longmemeval.export import format_official, is_official_judge, metrics_from_files
 
     m, judges = metrics_from_files(args.eval_results, args.ref)
     print(format_official(m))

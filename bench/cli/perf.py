@@ -44,7 +44,7 @@ def _split(text: str, knob: str, allowed: tuple[str, ...] | None = None) -> list
 
 def _run(args: argparse.Namespace) -> int:
     from bench.cachesim import PROFILES
-    from bench.data.loader import load_dataset
+    from bench.benchmarks.longmemeval.loader import load_dataset
     from bench.perf import measure, perf_config
 
     if args.limit < 0:

@@ -1,6 +1,7 @@
-"""LongMemEval data: loading (path, mirror folder, HF hub), validation, provenance, subsets, the synthetic sample."""
+"""Benchmark data the harness replays: typed question records (`schema`), a loaded dataset with provenance and
+reproducible subsets (`dataset`), summaries (`stats`). Reading a benchmark's files is its own
+(`bench.benchmarks.<name>`)."""
 
 from bench.data.dataset import Dataset
-from bench.data.loader import load_dataset, read_dataset
 
-__all__ = ["Dataset", "load_dataset", "read_dataset"]
+__all__ = ["Dataset"]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Mapping
 
 from bench.data.schema import Instance
-from bench.data.validate import QUESTION_TYPES
+from bench.benchmarks.longmemeval.format import QUESTION_TYPES
 from bench.errors import DataError
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ class Dataset:
     def to_hf(self) -> "datasets.Dataset":
         """These questions (a subset keeps only its own) as a `datasets.Dataset` with LongMemEval's columns,
         for the Hugging Face API (map, filter, to_pandas, push_to_hub); `answer` is a string there."""
-        from bench.data.hub import to_hf_dataset
+        from bench.benchmarks.longmemeval.hub import to_hf_dataset
 
         return to_hf_dataset(self.instances, self.name)
 

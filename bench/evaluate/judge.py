@@ -10,7 +10,7 @@ from typing import Callable
 
 from bench.errors import ConfigError
 
-from bench.evaluate.judge_templates import TemplateSet, resolve_templates, template_name
+from bench.benchmarks.longmemeval.judge_templates import TemplateSet, resolve_templates, template_name
 from om_core.llm import ChatModel, Completion
 
 OFFICIAL_JUDGE = "gpt-4o-2024-08-06"

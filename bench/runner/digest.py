@@ -53,7 +53,7 @@ def error_lines(stored: Iterable[str], unhandled: Iterable[str] = ()) -> list[st
 def judge_line(cfg: RootCfg) -> str:
     """Which model, template text and parse rule produced the labels."""
     from bench.evaluate.judge import PARSE_RULES, official_model_name
-    from bench.evaluate.judge_templates import resolve_templates
+    from bench.benchmarks.longmemeval.judge_templates import resolve_templates
     from bench.errors import ConfigError
 
     j = cfg.judge

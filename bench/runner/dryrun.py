@@ -80,7 +80,7 @@ def _dry_judge(root: RootCfg) -> JudgeCfg:
     official file cannot be had without the network; the offline judge's labels mean nothing either way,
     and the prompt sizes differ by a few tokens."""
     from bench.errors import ConfigError
-    from bench.evaluate.judge_templates import resolve_templates
+    from bench.benchmarks.longmemeval.judge_templates import resolve_templates
 
     if root.judge.source != "official":
         return root.judge

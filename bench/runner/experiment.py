@@ -47,7 +47,7 @@ class RunOutcome:
 def load_data(cfg: RootCfg) -> Dataset:
     """The configured dataset and subset; prints one warning when the subset loses question types and one
     note when the file's dates are not in the official format."""
-    from bench.data.loader import load_dataset
+    from bench.benchmarks.longmemeval.loader import load_dataset
 
     ds = load_dataset(cfg.dataset.name, cfg.dataset.data_dir)
     d = cfg.dataset

@@ -60,7 +60,7 @@ def ingest_spec(cfg: RootCfg, strategy: str, dataset_sha: str, endpoints: Endpoi
                      "actor": cache_token_settings(cfg.cachesim.profiles, cfg.cachesim.params, settings.actor_model)},
     }
     if spec.cls.renders_reader_prompt:
-        from bench.evaluate.reader_prompt import reader_text_sha256
+        from bench.benchmarks.longmemeval.reader_prompt import reader_text_sha256
 
         # the official reader prompt is cut to the Actor's window minus the answer budget: both shape the
         # prompts, and so does the prompt's own wording (its hash)
@@ -75,7 +75,7 @@ def judge_spec(cfg: RootCfg, endpoints: Endpoints | None = None) -> dict[str, An
     local endpoint), the exact template text (builtin or the official file's, as a hash), the parse rule and
     the number of repeats. Reads the official file (a checkout, or the cached pinned download) when
     judge.source=official; raises ConfigError without it."""
-    from bench.evaluate.judge_templates import resolve_templates
+    from bench.benchmarks.longmemeval.judge_templates import resolve_templates
 
     j = cfg.judge
     templates = resolve_templates(j.source, j.official_repo, ask_reason=j.ask_reason)

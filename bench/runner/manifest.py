@@ -52,7 +52,7 @@ def build_manifest(cfg: RootCfg, ds: Dataset, strategy: str, key: str, raw_cfg: 
     from bench.gateway.usage import price_map_version
 
     from bench.evaluate.judge import judge_protocol
-    from bench.evaluate.judge_templates import resolve_templates
+    from bench.benchmarks.longmemeval.judge_templates import resolve_templates
 
     commit, dirty = git_state()
     prices = price_map_version()

@@ -245,7 +245,7 @@ def check_judge_templates(ctx: PreflightContext) -> Iterable[Finding]:
     j = ctx.cfg.judge
     if j.source != "official" or ctx.dry_run:  # a dry run falls back to the builtin wording by itself
         return
-    from bench.evaluate.judge_templates import resolve_templates
+    from bench.benchmarks.longmemeval.judge_templates import resolve_templates
 
     try:
         resolve_templates(j.source, j.official_repo, ask_reason=j.ask_reason)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from bench.config import RootCfg
 from bench.data.schema import Instance
-from bench.evaluate.retrieval import retrieval_rows
+from bench.benchmarks.longmemeval.retrieval import retrieval_rows
 from bench.prompt import Prompt
 from bench.records import CallRecord, collect_calls
 from bench.roles import Role

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.errors import UserError
-from bench.evaluate.official import eval_rows, load_reference, read_records
+from bench.benchmarks.longmemeval.export import eval_rows, load_reference, read_records
 from bench.store.contract import QuestionResult, RunManifest, SampleRow
 from bench.store.writer import Store
 

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from bench.errors import ConfigError
-from bench.evaluate.reader_prompt import question_block, reader_prompt_parts, session_block
+from bench.benchmarks.longmemeval.reader_prompt import question_block, reader_prompt_parts, session_block
 from bench.prompt import Prompt, Segment
 from bench.replay import ReplayTurn
 from bench.strategies.base import Range, ReplaySettings, StrategyBase, StrategyContext, TurnResult

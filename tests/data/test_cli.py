@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from bench.cli import main
-from bench.data.loader import load_dataset
+from bench.benchmarks.longmemeval.loader import load_dataset
 from bench.data.stats import haystack_tokens
-from bench.data.synthetic import write_synthetic
+from bench.benchmarks.longmemeval.synthetic import write_synthetic
 
 KEYS = {"name", "n", "sha256", "official", "split", "type_counts", "abstention", "haystack_tokens", "path", "date_format", "note"}
 
@@ -121,6 +121,6 @@ def test_check_shows_a_non_official_date_format(tmp_path: Path, capsys: pytest.C
 
 
 def _iso(stamp: str) -> str:
-    from bench.data.dates import parse_lme_date
+    from bench.benchmarks.longmemeval.dates import parse_lme_date
 
     return parse_lme_date(stamp).isoformat()

@@ -10,7 +10,7 @@ import pytest
 
 from bench.config import validate
 from bench.data.dataset import stratified_quotas
-from bench.data.loader import load_dataset
+from bench.benchmarks.longmemeval.loader import load_dataset
 from bench.runner.experiment import load_data
 from tests.helpers.runner import compose_cfg
 

@@ -3,7 +3,7 @@ import pytest
 
 from bench.errors import ConfigError, DataError
 from bench.evaluate.judge import Judge, judge_short_name, official_model_name, parse_mastra, parse_official, parse_strict
-from bench.evaluate.judge_templates import REASON_REQUEST, builtin_templates, extract_official_templates, template_name
+from bench.benchmarks.longmemeval.judge_templates import REASON_REQUEST, builtin_templates, extract_official_templates, template_name
 from om_core.llm import Completion
 from tests.helpers.official import FAKE
 

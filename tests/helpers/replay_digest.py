@@ -72,7 +72,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--write", action="store_true", help=f"write {GOLDEN}")
     args = ap.parse_args()
-    from bench.data.loader import load_dataset
+    from bench.benchmarks.longmemeval.loader import load_dataset
 
     got = asyncio.run(compute(load_dataset("longmemeval_s").instances[:QUESTIONS]))
     if args.write:

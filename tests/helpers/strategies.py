@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bench.data.dates import format_lme_date
+from bench.benchmarks.longmemeval.dates import format_lme_date
 from bench.data.schema import InstanceView, ViewSession, ViewTurn
 from bench.records import CallRecord, record_call
 from bench.strategies import StrategyContext
@@ -93,7 +93,7 @@ def s_dataset():
     if not folder or not (Path(folder) / "longmemeval_s_cleaned_498.json.xz").exists():
         pytest.skip("real LongMemEval_S needs LONGMEMEVAL_DATA_DIR (a folder with longmemeval_s_cleaned_498.json.xz)")
     if "s" not in _S_CACHE:
-        from bench.data.loader import load_dataset
+        from bench.benchmarks.longmemeval.loader import load_dataset
 
         _S_CACHE["s"] = load_dataset("longmemeval_s", folder)
     return _S_CACHE["s"]

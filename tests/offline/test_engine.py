@@ -151,7 +151,7 @@ def test_judge_rules(field: str, answer: str, response: str, verdict: str) -> No
 
 
 def test_judge_temporal_off_by_one_and_project_templates() -> None:
-    templates = pytest.importorskip("bench.evaluate.judge_templates").builtin_templates()
+    templates = pytest.importorskip("bench.benchmarks.longmemeval.judge_templates").builtin_templates()
     temporal = templates["temporal-reasoning"]
     assert judge(temporal.format(question="How many days?", answer="18 days", response="It took 19 days.")) == "yes"
     assert judge(temporal.format(question="How many days?", answer="18 days", response="It took 25 days.")) == "no"

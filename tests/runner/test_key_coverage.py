@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from bench.config import validate
-from bench.evaluate import judge_templates, reader_prompt
+from bench.benchmarks.longmemeval import judge_templates, reader_prompt
 from bench.runner.app import run_job
 from bench.runner.keys import ingest_key, run_key
 from tests.helpers.official import FAKE, make_checkout

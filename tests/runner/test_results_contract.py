@@ -107,7 +107,7 @@ def test_sweep_rerun_computes_exactly_the_question_that_errored(tmp_path, monkey
             assert out[0].failed == 0
         merge_shards(sweep, tmp_path / "bench.duckdb")  # what the MergeShards callback does at the end
 
-    from bench.data.loader import load_dataset
+    from bench.benchmarks.longmemeval.loader import load_dataset
 
     target = load_dataset("synthetic").instances[1]
     sweep_once("a", target.question)

@@ -12,7 +12,7 @@ import pytest
 from bench.render import token_count, prompt_units
 from bench.cachesim import make_simulator
 from bench.cachesim.openai_cache import cacheable
-from bench.data.dates import format_lme_date
+from bench.benchmarks.longmemeval.dates import format_lme_date
 from bench.data.schema import InstanceView, ViewSession, ViewTurn
 from bench.errors import ConfigError
 from bench.ingest import replay_question

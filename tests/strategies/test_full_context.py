@@ -1,7 +1,7 @@
 import pytest
 
 from bench.errors import ConfigError
-from bench.evaluate.reader_prompt import render_reader_prompt, session_block
+from bench.benchmarks.longmemeval.reader_prompt import render_reader_prompt, session_block
 from bench.replay import build_timeline
 from bench.strategies import make_strategy
 

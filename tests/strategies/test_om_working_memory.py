@@ -184,7 +184,7 @@ async def test_real_oracle_haystacks_break_only_after_the_observation_prefix():
     import os
     from pathlib import Path
 
-    from bench.data.loader import load_dataset
+    from bench.benchmarks.longmemeval.loader import load_dataset
     from bench.strategies import StrategyContext
     from om_core.tokens import default_counter
 

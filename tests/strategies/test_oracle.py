@@ -1,6 +1,6 @@
 from datetime import datetime
 
-from bench.data.dates import format_lme_date
+from bench.benchmarks.longmemeval.dates import format_lme_date
 from bench.data.schema import Instance, Session, Turn
 from bench.replay import build_timeline
 from bench.strategies import make_strategy, strategy_class

@@ -64,7 +64,7 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
 def load_reference(ref: str | Path) -> dict[str, RefItem]:
     """question_id -> RefItem from a LongMemEval JSON / JSON.xz file (through the data loader; a file it refuses,
     such as a trimmed reference, is read plainly)."""
-    from bench.data.loader import load_dataset
+    from bench.benchmarks.longmemeval.loader import load_dataset
 
     try:
         ds = load_dataset(ref)

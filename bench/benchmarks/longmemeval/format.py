@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from bench.data.dates import format_lme_date, parse_any_date
+from bench.benchmarks.longmemeval.dates import format_lme_date, parse_any_date
 from bench.data.schema import Instance, Session, Turn
 from bench.errors import DataError
 

@@ -6,7 +6,7 @@ a hub path and stores the file in the Hugging Face cache (`HF_HOME`, `HF_HUB_CAC
 and offline (`HF_DATASETS_OFFLINE` / `HF_HUB_OFFLINE`, or no connection) it is all there is. That lookup is
 huggingface_hub's `try_to_load_from_cache`, because `datasets` resolves hub paths online only.
 
-Parsing stays plain JSON in `bench.data.loader`: `answer` is a str or an int (32 of 500 questions), which Arrow
+Parsing stays plain JSON in `bench.benchmarks.longmemeval.loader`: `answer` is a str or an int (32 of 500 questions), which Arrow
 schemas reject, so `load_dataset("json")` is not used; `to_hf_dataset` gives the rows to users of the
 `datasets` API with the answer as text.
 """

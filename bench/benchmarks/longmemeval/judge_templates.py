@@ -1,6 +1,6 @@
 """Judge templates: the project's own wording (`builtin`) or the official strings read at run time out of
 LongMemEval's `evaluate_qa.py` (`official`: a user's checkout, or the pinned file downloaded and cached by
-`bench.evaluate.official_source`). No official text is stored in this repository.
+`bench.benchmarks.longmemeval.official_source`). No official text is stored in this repository.
 
 Every template is a str.format string with the named fields {question}, {answer}, {response}.
 `resolve_templates` returns them as a `TemplateSet` that also says where they came from and hashes their
@@ -45,7 +45,7 @@ def template_name(question_id: str, question_type: str) -> str:
 
 
 def builtin_templates() -> dict[str, str]:
-    base = resources.files("bench.evaluate") / "templates"
+    base = resources.files("bench.benchmarks.longmemeval") / "templates"
     return {n: (base / f"{n}.txt").read_text(encoding="utf-8").rstrip("\n") for n in TEMPLATE_NAMES}
 
 
@@ -190,12 +190,12 @@ def with_reason_request(texts: dict[str, str]) -> dict[str, str]:
 def resolve_templates(source: str = "builtin", official_repo: Path | str | None = None, *,
                       ask_reason: bool = False, base_url: str | None = None, download: bool = True) -> TemplateSet:
     """The judge templates of `source`. `official` reads `official_repo`'s script, else the pinned official
-    file (cached, or downloaded once unless `download` is False: bench.evaluate.official_source). Raises
+    file (cached, or downloaded once unless `download` is False: bench.benchmarks.longmemeval.official_source). Raises
     ConfigError with one line."""
     if source == "builtin":
         texts, description = builtin_templates(), "om-bench builtin wording"
     elif source == "official":
-        from bench.evaluate.official_source import official_file
+        from bench.benchmarks.longmemeval.official_source import official_file
 
         found = official_file(official_repo, base_url=base_url, download=download)
         texts, description = extract_official_templates(found.text, origin=str(found.path)), found.describe()

@@ -14,9 +14,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from bench.data import hub
+from bench.benchmarks.longmemeval import hub
 from bench.data.dataset import KNOWN_SHA256, Dataset, infer_split
-from bench.data.validate import ParseStats, parse_instances
+from bench.benchmarks.longmemeval.format import ParseStats, parse_instances
 from bench.errors import DataError
 
 DATA_DIR_ENV = "LONGMEMEVAL_DATA_DIR"
@@ -38,7 +38,7 @@ def load_dataset(name_or_path: str | Path, data_dir: str | Path | None = None) -
 
     `data_dir` (else env LONGMEMEVAL_DATA_DIR) is a mirror folder searched for the known names; when the file
     is not there it is read from the Hugging Face cache at the pinned revision, else downloaded there with
-    `datasets` (bench.data.hub) and must then match the pinned sha256. Raises DataError (one line) for a missing
+    `datasets` (bench.benchmarks.longmemeval.hub) and must then match the pinned sha256. Raises DataError (one line) for a missing
     file with the hub unreachable, a failed download, a hash that is not the pinned one, or a malformed file.
     """
     text = str(name_or_path)
@@ -164,7 +164,7 @@ def _where_hint(hub_file: str, folder: Path | None) -> str:
 
 
 def _from_hub(name: str, hub_file: str, folder: Path | None, looked: list[str]) -> Path:
-    """The pinned file from the Hugging Face cache, else downloaded through `datasets` (bench.data.hub)."""
+    """The pinned file from the Hugging Face cache, else downloaded through `datasets` (bench.benchmarks.longmemeval.hub)."""
     where = f"not found in {folder} (looked for {', '.join(looked)})" if folder is not None else f"no data folder given ({DATA_DIR_ENV} unset)"
     cached = hub.cached_file(hub_file)
     if cached is not None:
@@ -188,7 +188,7 @@ def _check_pinned(ds: Dataset, hub_file: str) -> None:
 
 
 def _load_synthetic(spec: str) -> Dataset:
-    from bench.data.synthetic import synthetic_dataset
+    from bench.benchmarks.longmemeval.synthetic import synthetic_dataset
 
     params: dict[str, Any] = {}
     rest = spec.partition(":")[2].strip()
@@ -204,7 +204,7 @@ def _load_synthetic(spec: str) -> Dataset:
                 raise DataError(f"{spec}: parameter {key!r} must be an integer, got {value!r}; e.g. synthetic:n_per_type=3,haystack_tokens=2000,seed=1") from None
     import inspect
 
-    from bench.data.synthetic import generate
+    from bench.benchmarks.longmemeval.synthetic import generate
 
     allowed = [p for p in inspect.signature(generate).parameters]
     for key in params:

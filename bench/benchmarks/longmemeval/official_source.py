@@ -1,7 +1,7 @@
 """The official judge script, `src/evaluation/evaluate_qa.py` of github.com/xiaowu0162/LongMemEval, found at
 run time: in a user's checkout (`judge.official_repo`), else downloaded once at a pinned commit, checked
 against its sha256 and cached in the user's cache folder. Its text is never stored in this repository; the
-judge templates are read out of it (`bench.evaluate.judge_templates.extract_official_templates`).
+judge templates are read out of it (`bench.benchmarks.longmemeval.judge_templates.extract_official_templates`).
 """
 
 from __future__ import annotations

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.data.dataset import Dataset
-from bench.data.dates import format_lme_date
-from bench.data.synthetic_evidence import ABSTENTION_TYPES, BUILDERS, Turns
-from bench.data.synthetic_filler import filler_session
-from bench.data.validate import QUESTION_TYPES, parse_instances
+from bench.benchmarks.longmemeval.dates import format_lme_date
+from bench.benchmarks.longmemeval.synthetic_evidence import ABSTENTION_TYPES, BUILDERS, Turns
+from bench.benchmarks.longmemeval.synthetic_filler import filler_session
+from bench.benchmarks.longmemeval.format import QUESTION_TYPES, parse_instances
 from bench.errors import DataError
 from om_core.tokens import default_counter
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any, Callable
 
-from bench.data import synthetic_facts as F
-from bench.data.synthetic_filler import THANKS, WELCOMES, framed_session
+from bench.benchmarks.longmemeval import synthetic_facts as F
+from bench.benchmarks.longmemeval.synthetic_filler import THANKS, WELCOMES, framed_session
 
 Turns = list[dict[str, Any]]
 

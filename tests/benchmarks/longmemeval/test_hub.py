@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.data import hub
-from bench.data.loader import load_dataset
+from bench.benchmarks.longmemeval import hub
+from bench.benchmarks.longmemeval.loader import load_dataset
 from bench.errors import DataError
 
 ORACLE_SHA = "821a2034d219ab45846873dd14c14f12cfe7776e73527a483f9dac095d38620c"
@@ -127,7 +127,7 @@ def test_download_through_datasets_then_offline_from_the_cache(tmp_path: Path, f
 
 @pytest.mark.slow  # a CLI process
 def test_a_download_that_is_not_the_pinned_file_is_refused(tmp_path: Path, fake_hub: FakeHub) -> None:
-    from bench.data.synthetic import generate
+    from bench.benchmarks.longmemeval.synthetic import generate
 
     fake_hub.files["longmemeval_oracle.json"] = json.dumps(generate(n_per_type=1, haystack_tokens=0)).encode()
     result = _check(_env(tmp_path, HF_ENDPOINT=fake_hub.url))
@@ -142,7 +142,7 @@ def test_a_download_that_is_not_the_pinned_file_is_refused(tmp_path: Path, fake_
 def test_the_cache_serves_the_pinned_file_with_the_hub_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from huggingface_hub import constants
 
-    from bench.data.synthetic import generate
+    from bench.benchmarks.longmemeval.synthetic import generate
 
     snapshot = tmp_path / f"datasets--{hub.HF_REPO.replace('/', '--')}" / "snapshots" / hub.HF_REVISION
     snapshot.mkdir(parents=True)
@@ -172,7 +172,7 @@ def test_either_offline_variable_gives_one_line(variable: str, tmp_path: Path, m
 
 def test_pinned_hashes_are_the_official_files() -> None:
     from bench.data.dataset import KNOWN_SHA256
-    from bench.data.loader import KNOWN_NAMES
+    from bench.benchmarks.longmemeval.loader import KNOWN_NAMES
 
     assert {f for f, _ in KNOWN_NAMES.values()} == set(hub.PINNED_SHA256)
     assert all(KNOWN_SHA256[sha].official for sha in hub.PINNED_SHA256.values())

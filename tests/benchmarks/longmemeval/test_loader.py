@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from bench.data.dataset import Dataset
-from bench.data.loader import load_dataset, read_dataset
+from bench.benchmarks.longmemeval.loader import load_dataset, read_dataset
 from bench.data.stats import token_summary
-from bench.data.synthetic import generate
-from bench.data.validate import QUESTION_TYPES
+from bench.benchmarks.longmemeval.synthetic import generate
+from bench.benchmarks.longmemeval.format import QUESTION_TYPES
 from bench.errors import DataError
 
 ORACLE_SHA = "821a2034d219ab45846873dd14c14f12cfe7776e73527a483f9dac095d38620c"

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from bench.cli import main
-from bench.data.synthetic import write_synthetic
+from bench.benchmarks.longmemeval.synthetic import write_synthetic
 from tests.helpers.fakeserver import FakeOpenAIServer, last_user_text
 from bench.runner.app import run_job
 from bench.store import Results

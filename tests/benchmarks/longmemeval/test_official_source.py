@@ -13,9 +13,9 @@ from typing import Iterator
 import pytest
 
 from bench.errors import ConfigError
-from bench.evaluate import official_source
-from bench.evaluate.judge_templates import resolve_templates
-from bench.evaluate.official_source import OFFICIAL_COMMIT, OFFICIAL_REL, cached_path, official_file
+from bench.benchmarks.longmemeval import official_source
+from bench.benchmarks.longmemeval.judge_templates import resolve_templates
+from bench.benchmarks.longmemeval.official_source import OFFICIAL_COMMIT, OFFICIAL_REL, cached_path, official_file
 from tests.helpers.official import FAKE, make_checkout
 
 

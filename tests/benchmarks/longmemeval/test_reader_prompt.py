@@ -4,7 +4,7 @@ from datetime import datetime
 import pytest
 
 from bench.data.schema import ViewSession, ViewTurn
-from bench.evaluate.reader_prompt import reader_prompt_parts, render_reader_prompt, session_block
+from bench.benchmarks.longmemeval.reader_prompt import reader_prompt_parts, render_reader_prompt, session_block
 
 
 def _sess(label: str, day: int, *turns: tuple[str, str]) -> ViewSession:

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from bench.evaluate.retrieval import corpus, retrieval_rows, retrieved_ids, score, turn_to_session
+from bench.benchmarks.longmemeval.retrieval import corpus, retrieval_rows, retrieved_ids, score, turn_to_session
 from bench.ingest import ingest_question
 from bench.strategies import ReplaySettings, resolve_strategy
 from om_core.tokens import default_counter
@@ -42,7 +42,7 @@ class _NoModels:  # bm25 rag calls no model
 
 @pytest.fixture(scope="module")
 def oracle(real_data_dir):
-    from bench.data.loader import load_dataset
+    from bench.benchmarks.longmemeval.loader import load_dataset
 
     path = real_data_dir / "longmemeval_oracle.json.xz"
     if not path.exists():

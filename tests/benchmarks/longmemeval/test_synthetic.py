@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.data import synthetic_facts as F
-from bench.data.loader import load_dataset
+from bench.benchmarks.longmemeval import synthetic_facts as F
+from bench.benchmarks.longmemeval.loader import load_dataset
 from bench.data.schema import Instance
 from bench.data.stats import haystack_tokens
-from bench.data.synthetic import generate, write_synthetic
-from bench.data.validate import QUESTION_TYPES, parse_instances
+from bench.benchmarks.longmemeval.synthetic import generate, write_synthetic
+from bench.benchmarks.longmemeval.format import QUESTION_TYPES, parse_instances
 
 ABS_TYPES = {"single-session-user", "multi-session", "temporal-reasoning", "knowledge-update"}
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.data.dates import WEEKDAYS, format_lme_date, parse_lme_date
-from bench.data.loader import load_dataset
+from bench.benchmarks.longmemeval.dates import WEEKDAYS, format_lme_date, parse_lme_date
+from bench.benchmarks.longmemeval.loader import load_dataset
 from bench.data.schema import InstanceView, ViewSession, ViewTurn
-from bench.data.validate import instance_to_raw, parse_instance, parse_instances
+from bench.benchmarks.longmemeval.format import instance_to_raw, parse_instance, parse_instances
 from bench.errors import DataError
 
 

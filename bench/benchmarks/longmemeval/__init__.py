@@ -1,0 +1,1 @@
+"""LongMemEval (xiaowu0162/LongMemEval): everything the harness knows of it."""
