@@ -260,7 +260,7 @@ def _check_numbers(root: RootCfg) -> None:
 def _check_strategy_params(root: RootCfg) -> None:
     """Every strategy the job runs, resolved as the run will: its params' types and declared ranges, and its
     own rules against the job's settings (`StrategyBase.check`). Raises ConfigError naming the key."""
-    from bench.ingest import configured_strategy, replay_settings
+    from bench.assemble import configured_strategy, replay_settings
 
     settings = replay_settings(root)
     for key in root.run_strategies:

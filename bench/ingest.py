@@ -3,8 +3,8 @@ Actor would have sent (and every background call memory made) measured against s
 the question-time prompt.
 
 `ingest_question` is the one entry point: `ombench run` (bench.runner.question) and `ombench perf` (bench.perf)
-both call it with a strategy resolved from the same config (`replay_settings`, `configured_strategy`) and
-simulators from the same factory (`cache_simulators`), so their token counts and cache results are the same.
+both call it with a strategy resolved from the same config and simulators from the same factory
+(bench.assemble), so their token counts and cache results are the same.
 
 Clock: the Actor prompt of a turn is observed at `user_at + think_time`; the background calls recorded while
 the turn was processed (observer, reflector, summariser) at the later of that and `assistant_at`, each on its
@@ -17,23 +17,20 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 from bench.render import token_count
 from bench.cachesim.base import CacheSimulator
-from bench.config import RootCfg, StrategyCfg
 from bench.data.schema import Instance
-from bench.errors import ConfigError
 from bench.prompt import Prompt
 from bench.records import CallRecord, collect_calls
 from bench.replay import ReplayTurn, build_timeline
 from bench.roles import Role
-from bench.strategies import ReplaySettings, Strategy, StrategyContext, StrategySpec, resolve_strategy
+from bench.strategies import Strategy, StrategyContext, StrategySpec
 from om_core.llm import ChatModel
 from om_core.tokens import TokenCounter
 
 if TYPE_CHECKING:
-    from bench.cachesim.pricing import CachePricing
     from om_core.diagnostics import OutputRecord
 
 # profile -> {"cached", "prefill", "write"} in tokens; prices are applied later (bench.cachesim.CachePricing)
@@ -46,70 +43,6 @@ class ModelSource(Protocol):
     def model(self, role: str) -> ChatModel: ...
 
     async def embed(self, texts: list[str], role: str = "embedder") -> list[list[float]]: ...
-
-
-# ---- set-up from the config (shared by the runner and perf) ------------------------------------------------
-
-def replay_settings(cfg: RootCfg) -> ReplaySettings:
-    """The job-level replay settings of a validated config."""
-    return ReplaySettings(
-        actor_model=cfg.model.actor.model,
-        max_input_tokens=cfg.model.actor_max_input_tokens,
-        output_budget=cfg.answer.max_tokens,
-        system_prompt=cfg.answer.system_prompt,
-        method=cfg.answer.method,
-        history_format=cfg.answer.history_format,
-        await_background=cfg.replay.await_background,
-        turn_offset_s=cfg.replay.turn_offset_s,
-        think_time_s=cfg.replay.think_time_s,
-    )
-
-
-def configured_strategy(cfg: RootCfg, key: str, settings: ReplaySettings | None = None) -> StrategySpec:
-    """The strategy configured under `strategies.<key>` (its `name:` or else `key` names the registered class),
-    resolved with the job's settings. Raises ConfigError for an unknown strategy or a bad param."""
-    s = cfg.strategies.get(key) or StrategyCfg()
-    return resolve_strategy(s.name or key, s.params, settings or replay_settings(cfg), name=key)
-
-
-def cache_simulators(profiles: Sequence[str], params: Mapping[str, Any] | None) -> Callable[[], dict[str, CacheSimulator]]:
-    """A factory of fresh simulators (one per profile; a question starts with empty caches). They measure tokens;
-    what those cost depends on the model answering and is priced when a run writes its rows
-    (`cache_pricing`). Checks the settings once: a bad profile or knob is a one-line ConfigError."""
-    from bench.cachesim import make_simulator
-
-    per = {p: dict((params or {}).get(p) or {}) for p in profiles}
-
-    def factory() -> dict[str, CacheSimulator]:
-        return {p: make_simulator(p, **per[p]) for p in profiles}
-
-    try:
-        factory()
-    except (TypeError, ValueError, KeyError) as exc:
-        raise ConfigError(f"cachesim: {exc} (check cachesim.profiles / cachesim.params)") from None
-    return factory
-
-
-def cache_pricing(profiles: Sequence[str], params: Mapping[str, Any] | None) -> CachePricing:
-    """Prices for the simulated cache results of these profiles (bench.cachesim.CachePricing). A bad profile or
-    knob is a one-line ConfigError."""
-    from bench.cachesim.pricing import CachePricing
-
-    try:
-        return CachePricing(profiles, params)
-    except (TypeError, ValueError, KeyError) as exc:
-        raise ConfigError(f"cachesim: {exc} (check cachesim.profiles / cachesim.params)") from None
-
-
-def cache_token_settings(profiles: Sequence[str], params: Mapping[str, Any] | None, model: str) -> dict[str, Any]:
-    """Per profile, the settings resolved for `model` that change which tokens hit (bench.cachesim.token_settings).
-    A bad profile or knob is a one-line ConfigError."""
-    from bench.cachesim.pricing import token_settings
-
-    try:
-        return token_settings(profiles, params, model)
-    except (TypeError, ValueError, KeyError) as exc:
-        raise ConfigError(f"cachesim: {exc} (check cachesim.profiles / cachesim.params)") from None
 
 
 def opaque_resource_id(inst: Instance) -> str:

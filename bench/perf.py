@@ -30,7 +30,8 @@ from bench.cachesim.base import CacheSimulator
 from bench.config import RootCfg
 from bench.data.schema import Instance
 from bench.errors import ConfigError
-from bench.ingest import Ingestion, cache_simulators, configured_strategy, ingest_question
+from bench.ingest import Ingestion, ingest_question
+from bench.assemble import cache_simulators, configured_strategy
 from bench.records import collect_calls
 from bench.roles import MEMORY_ROLES, Role
 from bench.strategies import StrategySpec

@@ -13,7 +13,7 @@ from bench.data.dataset import Dataset
 from bench.data.schema import Instance
 from bench.errors import StorageFailure
 from bench.gateway.errors import RUN_FATAL_KINDS, parse_error_text
-from bench.ingest import cache_pricing, cache_simulators, configured_strategy
+from bench.assemble import cache_pricing, cache_simulators, configured_strategy
 from bench.roles import Role
 from bench.runner.budget import Budget
 from bench.runner.checkpoint import CheckpointStore

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from bench.config import RootCfg
-from bench.ingest import cache_token_settings, configured_strategy, replay_settings
+from bench.assemble import cache_token_settings, configured_strategy, replay_settings
 from bench.roles import Role
 from bench.secrets import without_secrets
 

@@ -126,7 +126,7 @@ class CallSize:
 def call_sizes(cfg: RootCfg, strategies: Iterable[str]) -> list[CallSize]:
     """What the run's calls carry: the Actor's window plus its answer budget, and per OM strategy its Observer and
     Reflector requests (instructions + thresholds + output caps)."""
-    from bench.ingest import configured_strategy, replay_settings
+    from bench.assemble import configured_strategy, replay_settings
 
     settings = replay_settings(cfg)
     window = cfg.model.actor_max_input_tokens  # the reader prompt is cut to it less answer.max_tokens: both fit
@@ -195,7 +195,7 @@ def check_local_servers(cfg: RootCfg) -> list[str]:
     """Probe the self-hosted servers of the job's roles and check its calls fit their windows. Returns the warnings
     (one line each); raises UserError with one line per error."""
     from bench.errors import UserError
-    from bench.ingest import configured_strategy, replay_settings
+    from bench.assemble import configured_strategy, replay_settings
 
     settings = replay_settings(cfg)
     roles: set[Role] = {Role.ACTOR, Role.JUDGE}

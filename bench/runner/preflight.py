@@ -107,7 +107,7 @@ Check = Callable[[PreflightContext], Iterable[Finding]]
 
 
 def _roles_of(cfg: RootCfg) -> tuple[dict[Role, str], list[tuple[str, Role, int]]]:
-    from bench.ingest import configured_strategy, replay_settings
+    from bench.assemble import configured_strategy, replay_settings
 
     settings = replay_settings(cfg)
     roles = {Role.ACTOR: cfg.model.actor.model, Role.JUDGE: cfg.model.judge.model}

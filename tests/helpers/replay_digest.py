@@ -52,7 +52,8 @@ def digest_ingestion(res: Any) -> dict[str, str]:
 async def compute(instances: Sequence[Any], strategies: Sequence[str] = STRATEGIES) -> dict[str, dict[str, dict[str, str]]]:
     """{strategy: {question_id: digests}}: each instance replayed through each strategy of `experiment=perf`
     (bench.perf's config: offline engine in every role, the three cache profiles)."""
-    from bench.ingest import cache_simulators, configured_strategy, ingest_question
+    from bench.ingest import ingest_question
+    from bench.assemble import cache_simulators, configured_strategy
     from bench.perf import offline_gateway, perf_config
     from om_core.tokens import default_counter
 

@@ -14,7 +14,7 @@ from omegaconf import OmegaConf
 from bench.cli.run import config_dir
 from bench.config import ModelCfg, RootCfg, validate
 from bench.errors import ConfigError
-from bench.ingest import configured_strategy
+from bench.assemble import configured_strategy
 from bench.roles import MEMORY_ROLES, Role
 from bench.runner.keys import ingest_key, run_key
 from bench.strategies import STRATEGY_NAMES, strategy_class

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from bench.config import validate
-from bench.ingest import cache_simulators, configured_strategy
+from bench.assemble import cache_simulators, configured_strategy
 from bench.perf import measure, offline_gateway, replay_one
 from bench.runner.app import run_job
 from bench.runner.experiment import load_data
