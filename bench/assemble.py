@@ -1,24 +1,41 @@
-"""Assembling a job: the validated config turned into the objects a run uses.
+"""Assembling a job: the validated config turned into the objects a run uses, once.
 
-Set-up functions shared by `ombench run` and `ombench perf`: the job's replay settings, a configured strategy
-resolved with them, the cache simulators' factory, their pricing and the Actor's per-model cache settings.
+`assemble(cfg)` validates the config and builds a `Job`: the benchmark, the replay settings, every strategy the
+job runs resolved from its declarations (OM's engine config among them), the judge's templates and parse rule,
+the cache simulators and their prices, the gateway's config (a model per role). The runner, the preflight, the
+run and ingestion keys, the manifest, the dry run and `ombench perf` read the job; none of them reads the config
+to build these again. Raises ConfigError (one line naming the key) for anything that cannot be built.
+
+Model: inspect_ai `_eval/task/run.py` (`task_run` receives resolved objects); lm-evaluation-harness
+`evaluator.simple_evaluate` (models and tasks built once, then `evaluate`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from bench.cachesim.base import CacheSimulator
 from bench.config import RootCfg, StrategyCfg
 from bench.errors import ConfigError
+from bench.roles import Role
 from bench.strategies import ReplaySettings, StrategySpec, resolve_strategy
 
 if TYPE_CHECKING:
+    from bench.benchmarks.base import Benchmark
     from bench.cachesim.pricing import CachePricing
+    from bench.data.dataset import Dataset
+    from bench.evaluate.judge import TemplateSet
+    from bench.gateway import Gateway, GatewayConfig
+
+SECOND_JUDGE = "second_judge"  # the gateway role of judge.second_model
 
 
-def replay_settings(cfg: RootCfg) -> ReplaySettings:
-    """The job-level replay settings of a validated config."""
+def replay_settings(cfg: RootCfg, role_models: Mapping[str, str] | None = None) -> ReplaySettings:
+    """The job-level replay settings of a validated config; `role_models`: the model the gateway calls for each
+    role (default: the configured ones)."""
+    models = dict(role_models) if role_models is not None else {r.value: cfg.model.role(r).model for r in Role}
     return ReplaySettings(
         actor_model=cfg.model.actor.model,
         max_input_tokens=cfg.model.actor_max_input_tokens,
@@ -29,6 +46,8 @@ def replay_settings(cfg: RootCfg) -> ReplaySettings:
         await_background=cfg.replay.await_background,
         turn_offset_s=cfg.replay.turn_offset_s,
         think_time_s=cfg.replay.think_time_s,
+        benchmark=cfg.dataset.benchmark,
+        role_models=tuple(sorted((r, m) for r, m in models.items() if r not in (Role.ACTOR, Role.JUDGE))),
     )
 
 
@@ -77,3 +96,164 @@ def cache_token_settings(profiles: Sequence[str], params: Mapping[str, Any] | No
         return token_settings(profiles, params, model)
     except (TypeError, ValueError, KeyError) as exc:
         raise ConfigError(f"cachesim: {exc} (check cachesim.profiles / cachesim.params)") from None
+
+
+@dataclass(frozen=True)
+class CacheSetup:
+    """The cache simulators of a job: their profiles and knobs, a factory of fresh ones, their prices."""
+
+    profiles: tuple[str, ...]
+    params: Mapping[str, Any]
+    make_sims: Callable[[], dict[str, CacheSimulator]]
+    pricing: CachePricing
+
+    def token_settings(self, model: str) -> dict[str, Any]:
+        """Per profile, the settings resolved for `model` that change which tokens hit (ingestion key)."""
+        return cache_token_settings(self.profiles, self.params, model)
+
+
+@dataclass
+class JudgeSetup:
+    """How answers are judged: the benchmark's templates of `source` (resolved on first use, once: the official
+    file may need a download), the parse rule, repeats, an optional second judge."""
+
+    benchmark: Benchmark
+    model: str
+    source: str
+    official_repo: str | None
+    parse: str
+    ask_reason: bool
+    repeats: int
+    second_model: str | None
+    download: bool = True  # a dry run never downloads: it falls back to the builtin wording
+    _templates: TemplateSet | None = field(default=None, repr=False)
+
+    @property
+    def templates(self) -> TemplateSet:
+        """The template set (raises ConfigError, one line, when `official` cannot be had)."""
+        if self._templates is None:
+            self._templates = self.benchmark.judge_templates(self.source, self.official_repo,
+                                                             ask_reason=self.ask_reason, download=self.download)
+        return self._templates
+
+
+@dataclass
+class Job:
+    """A validated config and everything built from it, once (see the module docstring)."""
+
+    cfg: RootCfg
+    benchmark: Benchmark
+    settings: ReplaySettings
+    strategies: dict[str, StrategySpec]  # every strategy the job runs, by configured key, in run order
+    cache: CacheSetup
+    judge: JudgeSetup
+    offline_roles: bool = False  # every role is the offline engine (a dry run, perf)
+
+    def spec(self, key: str) -> StrategySpec:
+        try:
+            return self.strategies[key]
+        except KeyError:
+            raise ConfigError(f"strategy {key!r} is not one this job runs ({', '.join(self.strategies)}); "
+                              "add it to run_strategies") from None
+
+    def role_model(self, role: Role | str) -> str:
+        """The model the gateway calls for `role` (the offline engine's in a dry run)."""
+        return self.gateway_config.role_model(str(role)).model
+
+    def role_params(self, role: Role) -> dict[str, Any]:
+        return dict(self.gateway_config.role_model(role.value).params)
+
+    @cached_property
+    def gateway_config(self) -> GatewayConfig:
+        """The gateway's config: a model per role (`model.<role>`, judge.second_model as `second_judge`), the
+        response cache, limits, self-hosted servers. Raises ConfigError for a bad setting."""
+        from bench.gateway import GatewayConfig, RoleModel
+
+        cfg, off = self.cfg, self.offline_roles
+        roles = {}
+        for r in Role:
+            rm = cfg.model.role(r)
+            model = rm.model
+            if off and not model.startswith("offline/"):
+                model = r.offline_model
+            roles[r.value] = RoleModel(model=model, params=dict(rm.params) if not off else {})
+        if cfg.judge.second_model:  # judge.second_model: its own role, so its calls are told apart
+            second = cfg.judge.second_model
+            roles[SECOND_JUDGE] = RoleModel(
+                model=Role.JUDGE.offline_model if off and not second.startswith("offline/") else second,
+                params=dict(cfg.model.judge.params) if not off else {})
+        g = cfg.gateway
+        return GatewayConfig(
+            roles=roles, cache_path=cfg.output.response_cache, cache_policy=cfg.output.response_cache_policy,  # type: ignore[arg-type]
+            max_attempts=g.max_attempts, rpm=dict(g.rpm), tpm=dict(g.tpm), max_concurrency=g.max_concurrency,
+            timeout_s=g.timeout_s, api_base=dict(g.api_base), api_key_env=dict(g.api_key_env),
+            local_defaults=g.local_defaults, local_max_concurrency=g.local_max_concurrency,
+            local_timeout_s=g.local_timeout_s, context_window=dict(g.context_window),
+        )
+
+    def make_gateway(self) -> Gateway:
+        """A gateway for this job (the offline engine registered as a provider first)."""
+        from pathlib import Path
+
+        from bench import offline
+        from bench.gateway import Gateway
+
+        offline.register()  # the offline engine is one of the application's providers
+        config = self.gateway_config
+        if config.cache_policy != "off" and config.cache_path:
+            Path(config.cache_path).parent.mkdir(parents=True, exist_ok=True)
+        return Gateway(config)
+
+    def load_data(self) -> Dataset:
+        """The configured split of the benchmark, subset as configured (bench.runner.experiment.load_data)."""
+        from bench.runner.experiment import load_data
+
+        return load_data(self)
+
+    def offline(self, **changes: Any) -> Job:
+        """This job with the offline engine in every role (a dry run, perf): the strategies are resolved again
+        for the models now called. `changes`: config sections to replace (`output=..., run=..., judge=...`)."""
+        return assemble(replace(self.cfg, **changes), offline_roles=True, download=False)
+
+
+def assemble(cfg: Any, *, offline_roles: bool = False, download: bool = True) -> Job:
+    """Validate `cfg` (a composed config, or a `RootCfg` already validated) and build the job from it, once.
+    `offline_roles`: every role is the offline engine. `download`: the judge's official file may be fetched on
+    first use (a dry run says no and judges with the builtin wording). Raises ConfigError (one line)."""
+    from bench.benchmarks import get_benchmark
+    from bench.config import validate
+    from bench.evaluate.judge import PARSE_RULES
+
+    root = cfg if isinstance(cfg, RootCfg) else validate(cfg)
+    benchmark = get_benchmark(root.dataset.benchmark)
+    job = Job(root, benchmark, ReplaySettings(), {}, _cache_setup(root),
+              JudgeSetup(benchmark, root.model.judge.model, root.judge.source, root.judge.official_repo,
+                         root.judge.parse, root.judge.ask_reason, root.judge.repeats, root.judge.second_model,
+                         download=download),
+              offline_roles=offline_roles)
+    PARSE_RULES.get(root.judge.parse)  # a parse rule registered after the schema's check may be gone
+    job.settings = replay_settings(root, {r.value: job.role_model(r) for r in Role})
+    job.strategies = {key: configured_strategy(root, key, job.settings) for key in root.run_strategies}
+    if offline_roles and root.judge.source == "official":
+        job.judge = _offline_judge(job.judge)
+    return job
+
+
+def _cache_setup(root: RootCfg) -> CacheSetup:
+    profiles, params = tuple(root.cachesim.profiles), dict(root.cachesim.params)
+    return CacheSetup(profiles, params, cache_simulators(profiles, params), cache_pricing(profiles, params))
+
+
+def _offline_judge(judge: JudgeSetup) -> JudgeSetup:
+    """The judge settings of a dry run: the configured ones, or the builtin wording (one note) when the official
+    file cannot be had without the network; the offline judge's labels mean nothing either way, and the prompt
+    sizes differ by a few tokens."""
+    import sys
+
+    try:
+        _ = judge.templates
+        return judge
+    except ConfigError as exc:
+        print(f"ombench: note: the dry run judges with the builtin templates ({str(exc).split(';')[0]})",
+              file=sys.stderr)
+        return replace(judge, source="builtin", official_repo=None, _templates=None)

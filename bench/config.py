@@ -37,7 +37,9 @@ class ModelCfg:
 
 @dataclass
 class DatasetCfg:
-    name: str = "synthetic"
+    name: str = "synthetic"  # what runs are labelled with; also the split (or a file path) when `split` is unset
+    benchmark: str = "longmemeval"  # a registered benchmark (bench.benchmarks.BENCHMARKS) or a module:attr path
+    split: Optional[str] = None  # the benchmark's split (longmemeval: oracle, s, m, synthetic); null: `name`
     data_dir: Optional[str] = None
     limit: int = 0
     stratified: Optional[int] = None  # N questions, per type in proportion to the dataset (seeded)
@@ -162,7 +164,9 @@ def to_plain(cfg: Any) -> Any:
 
 
 def validate(cfg: Any) -> RootCfg:
-    """Merge a composed DictConfig (hydra key removed) onto the schema and check cross-field rules."""
+    """Merge a composed DictConfig (hydra key removed) onto the schema and check every value's type and range and
+    the cross-field rules. Strategy params are resolved (their types, declared ranges and each strategy's own
+    rules) when the job is assembled: `bench.assemble.assemble(cfg)` validates and resolves in one go."""
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
@@ -186,8 +190,11 @@ def validate(cfg: Any) -> RootCfg:
         raise ConfigError(f"answer.history_format={root.answer.history_format!r}: use 'json' or 'nl'")
     if root.judge.source not in ("builtin", "official"):
         raise ConfigError(f"judge.source={root.judge.source!r}: use 'builtin' or 'official' (LongMemEval's own templates)")
-    if root.judge.parse not in ("official", "mastra"):
-        raise ConfigError(f"judge.parse={root.judge.parse!r}: use 'official' ('yes' anywhere) or 'mastra' (reply is 'yes' or starts with 'yes.')")
+    from bench.evaluate.judge import PARSE_RULES
+
+    if root.judge.parse not in PARSE_RULES:
+        rules = ", ".join(f"'{n}' ({PARSE_RULES.get(n).meaning.split(': ', 1)[-1]})" for n in PARSE_RULES.names())
+        raise ConfigError(f"judge.parse={root.judge.parse!r}: use {rules}")
     if root.dataset.stratified is not None and root.dataset.stratified < 1:
         raise ConfigError(f"dataset.stratified={root.dataset.stratified}: give a number of questions >= 1 (or null)")
     if root.output.response_cache_policy not in ("rw", "ro", "off"):
@@ -201,7 +208,6 @@ def validate(cfg: Any) -> RootCfg:
     if root.output.store_prompts not in ("none", "question", "all"):
         raise ConfigError(f"output.store_prompts={root.output.store_prompts!r}: use none, question or all")
     _check_numbers(root)
-    _check_strategy_params(root)
     return root
 
 
@@ -255,16 +261,6 @@ def _check_numbers(root: RootCfg) -> None:
                           f"{root.output.response_cache_policy}; give a file path or set output.response_cache_policy=off")
     if not str(root.output.db or "").strip():
         raise ConfigError("output.db is empty; give the results file's path (default: ${output.dir}/bench.duckdb)")
-
-
-def _check_strategy_params(root: RootCfg) -> None:
-    """Every strategy the job runs, resolved as the run will: its params' types and declared ranges, and its
-    own rules against the job's settings (`StrategyBase.check`). Raises ConfigError naming the key."""
-    from bench.assemble import configured_strategy, replay_settings
-
-    settings = replay_settings(root)
-    for key in root.run_strategies:
-        configured_strategy(root, key, settings)
 
 
 def _check_strategies(root: RootCfg) -> None:

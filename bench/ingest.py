@@ -24,7 +24,8 @@ from bench.cachesim.base import CacheSimulator
 from bench.data.schema import Instance
 from bench.prompt import Prompt
 from bench.records import CallRecord, collect_calls
-from bench.replay import ReplayTurn, build_timeline
+from bench.benchmarks.base import Unit
+from bench.replay import ReplayTurn, as_utc, build_timeline
 from bench.roles import Role
 from bench.strategies import Strategy, StrategyContext, StrategySpec
 from om_core.llm import ChatModel
@@ -45,13 +46,18 @@ class ModelSource(Protocol):
     async def embed(self, texts: list[str], role: str = "embedder") -> list[list[float]]: ...
 
 
-def opaque_resource_id(inst: Instance) -> str:
-    # opaque: the question id (with its `_abs` marker) never reaches the system under test
-    return "r-" + hashlib.blake2b(inst.question.encode(), digest_size=6).hexdigest()
+def opaque_resource_id(key: str | Instance) -> str:
+    """The memory's resource id for a replay: derived from the unit's key (a question's text, or a shared
+    conversation's key), so the question id (and any marker in it) never reaches the system under test."""
+    text = key.question if isinstance(key, Instance) else key
+    return "r-" + hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
 
 
 def strategy_context(spec: StrategySpec, models: ModelSource, counter: TokenCounter, resource_id: str) -> StrategyContext:
-    """The context of one question: only the model roles the strategy declared are wired."""
+    """The context of one replay: only the model roles the strategy declared are wired; the params resolved once
+    for the job and the benchmark's reader prompt come with it."""
+    from bench.benchmarks import get_benchmark
+
     s = spec.settings
     chat = {r.value: models.model(r) for r in sorted(spec.roles) if r is not Role.EMBEDDER}
 
@@ -61,7 +67,8 @@ def strategy_context(spec: StrategySpec, models: ModelSource, counter: TokenCoun
     return StrategyContext(
         models=chat, embed=embed if Role.EMBEDDER in spec.roles else None, counter=counter,
         actor_model=s.actor_model, max_input_tokens=s.max_input_tokens, output_budget=s.output_budget,
-        system_prompt=s.system_prompt, resource_id=resource_id,
+        system_prompt=s.system_prompt, resource_id=resource_id, resolved=spec.resolved,
+        reader=get_benchmark(s.benchmark).reader,
     )
 
 
@@ -69,37 +76,68 @@ def strategy_context(spec: StrategySpec, models: ModelSource, counter: TokenCoun
 
 @dataclass
 class Ingestion:
-    """One question replayed through one strategy."""
+    """One question replayed through one strategy (for a question of a shared conversation: the part of the
+    replay since the unit's previous question)."""
 
-    strategy: Strategy  # the memory after ingestion (`state()` for checkpoints)
+    strategy: Strategy  # the memory after ingestion (`memory_state()` for checkpoints)
     turns: list[dict[str, Any]]  # one row per timeline turn: turn, session, sim_time, prompt_tokens, events, cache
     calls: list[CallRecord]  # simulated Actor prompts and background calls in issue order, then question-time ones
     question_prompt: Prompt
     question_cache: CacheByProfile  # the answering prompt against each simulator
     question_time: datetime
     outputs: list[OutputRecord] = field(default_factory=list)  # om_core's verdict on each Observer/Reflector call
+    state: dict[str, Any] | None = None  # the memory at question time, when the replay went on after it
+
+    def memory_state(self) -> dict[str, Any]:
+        """The strategy's state at question time (for the checkpoint)."""
+        return self.state if self.state is not None else self.strategy.state()
 
 
 async def ingest_question(inst: Instance, spec: StrategySpec, models: ModelSource, counter: TokenCounter,
                           sims: Mapping[str, CacheSimulator], *, keep_messages: bool = False) -> Ingestion:
-    """Replay `inst`'s haystack through a fresh instance of `spec` and render the question-time prompt.
+    """Replay `inst`'s haystack through a fresh instance of `spec` and render the question-time prompt (a unit of
+    one question: `ingest_unit`)."""
+    return (await ingest_unit(Unit.of(inst), spec, models, counter, sims, keep_messages=keep_messages))[0]
 
-    `sims` should be fresh (one question's caches). Model calls go through `models`; a failed call raises
-    its error (bench.gateway.GatewayError), a bad strategy param a ConfigError. `keep_messages` keeps every
-    replay call's messages and reply on its record (output.store_prompts=all; large)."""
+
+async def ingest_unit(unit: Unit, spec: StrategySpec, models: ModelSource, counter: TokenCounter,
+                      sims: Mapping[str, CacheSimulator], *, keep_messages: bool = False) -> list[Ingestion]:
+    """Replay a unit's conversation once through a fresh instance of `spec`, asking each of its questions at its
+    own time: a question is asked once the replay has fed every turn dated before it (the last one: after every
+    turn), and the replay goes on from there. One `Ingestion` per question, in order, each holding the turns and
+    calls since the previous question; for a unit of several questions each carries the memory's state at its
+    question time (`Ingestion.state`).
+
+    `sims` should be fresh (one unit's caches). Model calls go through `models`; a failed call raises its error
+    (bench.gateway.GatewayError), a bad strategy param a ConfigError. `keep_messages` keeps every replay call's
+    messages and reply on its record (output.store_prompts=all; large)."""
     from om_core.diagnostics import collect_outputs
 
     settings = spec.settings
-    strategy = spec.build(strategy_context(spec, models, counter, opaque_resource_id(inst)))
-    view = inst.oracle_view() if spec.cls.uses_oracle_view else inst.view()
+    strategy = spec.build(strategy_context(spec, models, counter, opaque_resource_id(unit.key)))
+    first = unit.questions[0]
+    key = None if unit.single else unit.key
+    view = first.oracle_view(key) if spec.cls.uses_oracle_view else first.view(key)
     timeline = build_timeline(view, turn_offset_s=settings.turn_offset_s)
+    out: list[Ingestion] = []
+    pos = 0
     with collect_outputs() as outputs:  # what om_core's output guards made of every Observer/Reflector call
-        replay = await replay_question(strategy, timeline, sims, actor_model=settings.actor_model,
-                                       think_time_s=settings.think_time_s, keep_messages=keep_messages)
-        q_t = question_time(timeline, inst.question_date, settings.think_time_s)
-        prompt, cache, late = await question_call(strategy, inst.question, inst.question_date,
-                                                  inst.question_date_str, sims, settings.actor_model, q_t)
-    return Ingestion(strategy, replay.turns, [*replay.calls, *late], prompt, cache, q_t, outputs)
+        for k, inst in enumerate(unit.questions):
+            end = len(timeline)
+            if k < len(unit.questions) - 1:  # the turns dated before this question
+                asked = as_utc(inst.question_date)
+                end = next((i for i in range(pos, len(timeline)) if timeline[i].user_at >= asked), len(timeline))
+            seen = len(outputs)
+            replay = await replay_question(strategy, timeline[pos:end], sims, actor_model=settings.actor_model,
+                                           think_time_s=settings.think_time_s, keep_messages=keep_messages)
+            q_t = question_time(timeline[:end], inst.question_date, settings.think_time_s)
+            prompt, cache, late = await question_call(strategy, inst.question, inst.question_date,
+                                                      inst.question_date_str, sims, settings.actor_model, q_t)
+            state = None if unit.single else strategy.state()
+            out.append(Ingestion(strategy, replay.turns, [*replay.calls, *late], prompt, cache, q_t,
+                                 outputs[seen:], state))
+            pos = end
+    return out
 
 
 def question_time(timeline: list[ReplayTurn], question_date: datetime, think_time_s: float) -> datetime:

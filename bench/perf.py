@@ -31,7 +31,7 @@ from bench.config import RootCfg
 from bench.data.schema import Instance
 from bench.errors import ConfigError
 from bench.ingest import Ingestion, ingest_question
-from bench.assemble import cache_simulators, configured_strategy
+from bench.assemble import assemble
 from bench.records import collect_calls
 from bench.roles import MEMORY_ROLES, Role
 from bench.strategies import StrategySpec
@@ -239,9 +239,11 @@ async def run_perf(
     sizes: Sequence[int] | None = None,
 ) -> tuple[dict[str, StrategyStats], float, float]:
     """Replay every question through every strategy of `cfg.run_strategies`, with the simulators of
-    `cfg.cachesim`: the stats, the replay seconds, the (excluded) warm-up seconds."""
-    specs = [configured_strategy(cfg, key) for key in cfg.run_strategies]
-    make_sims = cache_simulators(cfg.cachesim.profiles, cfg.cachesim.params)
+    `cfg.cachesim`: the stats, the replay seconds, the (excluded) warm-up seconds. The job is assembled once
+    (bench.assemble) with the offline engine in every role, as a dry run's."""
+    job = assemble(cfg, offline_roles=True, download=False)
+    specs = list(job.strategies.values())
+    make_sims = job.cache.make_sims
     counter = default_counter()
     gateway = offline_gateway()
     warm_s = await warm_up(gateway)

@@ -1,4 +1,4 @@
-"""A loaded dataset: instances plus provenance (sha256, official or not, split), and reproducible subsets."""
+"""A loaded dataset: questions plus provenance (benchmark, sha256, official or not, split), and reproducible subsets."""
 
 from __future__ import annotations
 
@@ -9,32 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Mapping
 
 from bench.data.schema import Instance
-from bench.benchmarks.longmemeval.format import QUESTION_TYPES
 from bench.errors import DataError
 
 if TYPE_CHECKING:
     import datasets
-
-
-@dataclass(frozen=True)
-class KnownFile:
-    split: str
-    official: bool
-    note: str = ""
-
-
-# sha256 of the decompressed JSON bytes: the official files of the HF dataset xiaowu0162/longmemeval-cleaned,
-# and a known subset of S.
-KNOWN_SHA256: dict[str, KnownFile] = {
-    "821a2034d219ab45846873dd14c14f12cfe7776e73527a483f9dac095d38620c": KnownFile("oracle", True),
-    "d6f21ea9d60a0d56f34a05b609c79c88a451d2ae03597821ea3d5a9678c3a442": KnownFile("S (cleaned)", True),
-    "9d79e5524794a2e6900a3aa9cb7d9152c5a3e8319c9a87c25494ba1eacee495f": KnownFile("M (cleaned)", True),
-    "ec6c1b1f821509b686a40f0bf47556b7b9b015d501633db13e8e751067108be2": KnownFile(
-        "S (cleaned)",
-        False,
-        "498-of-500 subset of LongMemEval_S (cleaned), missing 7e00a6cb and gpt4_7a0daae1; each instance identical to the official one",
-    ),
-}
 
 
 def stratified_quotas(counts: Mapping[str, int], n: int) -> dict[str, int]:
@@ -58,20 +36,14 @@ def stratified_quotas(counts: Mapping[str, int], n: int) -> dict[str, int]:
     return {t: q for t, q in quota.items() if q > 0}
 
 
-def infer_split(instances: list[Instance]) -> str:
-    """For a file whose hash is not known: judge by haystack size (oracle 1-6 sessions, S ~48, M ~500)."""
-    if not instances:
-        return "unknown"
-    avg = sum(len(i.sessions) for i in instances) / len(instances)
-    if avg <= 6:
-        return "oracle-like"
-    return "S-like" if avg <= 150 else "M-like"
-
-
 @dataclass
 class Dataset:
     """Questions in file order. `official` is about the file (its sha256 is an official release); a subset keeps
-    the file's sha256 and official flag and records its chosen ids in `subset_ids` (None = the whole file)."""
+    the file's sha256 and official flag and records its chosen ids in `subset_ids` (None = the whole file).
+    `benchmark` names the benchmark it belongs to (bench.benchmarks); `types` its question types in the order
+    summaries and per-type subsets go through them (types it does not list follow in order of appearance).
+
+    Iterate it (`for q in ds`, `len(ds)`) rather than reaching for `instances`: a later loader may stream."""
 
     instances: list[Instance]
     name: str
@@ -82,6 +54,8 @@ class Dataset:
     subset_ids: list[str] | None = None
     note: str = ""
     format_notes: tuple[str, ...] = ()  # what was accepted that the official format does not have (ISO dates)
+    benchmark: str = "longmemeval"
+    types: tuple[str, ...] = ()
     _by_id: dict[str, Instance] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
@@ -105,8 +79,10 @@ class Dataset:
 
     def type_counts(self) -> dict[str, int]:
         counts = Counter(i.question_type for i in self.instances)
-        ordered = {t: counts[t] for t in QUESTION_TYPES if counts[t]}
-        return ordered
+        return {t: counts[t] for t in self._type_order(counts) if counts[t]}
+
+    def _type_order(self, counts: Mapping[str, int]) -> list[str]:
+        return [*self.types, *(t for t in counts if t not in self.types)]
 
     def coverage_warning(self, full: "Dataset", knobs: str = "this subset") -> str | None:
         """One line when this subset covers fewer question types than `full`, else None."""
@@ -120,7 +96,11 @@ class Dataset:
                 f"dataset.stratified=N (per type, in proportion, seeded)")
 
     def abstention_count(self) -> int:
-        return sum(1 for i in self.instances if i.is_abstention)
+        """Unanswerable questions, by the benchmark's rule."""
+        from bench.benchmarks import get_benchmark
+
+        rule = get_benchmark(self.benchmark).is_abstention
+        return sum(1 for i in self.instances if rule(i))
 
     def to_hf(self) -> "datasets.Dataset":
         """These questions (a subset keeps only its own) as a `datasets.Dataset` with LongMemEval's columns,
@@ -140,7 +120,7 @@ class Dataset:
         names: Mapping[str, str] | None = None,
     ) -> "Dataset":
         """Filters applied in this order: `ids` (kept in file order), `per_type` (a seeded random pick of up to
-        the quota per question_type; an int applies to all six), `stratified` (N questions split over the
+        the quota per question_type; an int applies to every type of the benchmark), `stratified` (N questions split over the
         types in proportion to their counts, see `stratified_quotas`, a seeded random pick within each),
         `sample` (seeded random pick of that many), `first_n`. The result is in file order and deterministic
         for the same arguments; quotas above what a type holds take all of it. `names`: what the caller calls
@@ -162,10 +142,11 @@ class Dataset:
             keep = set(wanted)
             chosen = [i for i in chosen if i.question_id in keep]
         if per_type is not None:
-            quotas = {t: int(per_type) for t in QUESTION_TYPES} if isinstance(per_type, int) else dict(per_type)
-            unknown = [t for t in quotas if t not in QUESTION_TYPES]
+            known = self.types or tuple(self._type_order(Counter(i.question_type for i in chosen)))
+            quotas = {t: int(per_type) for t in known} if isinstance(per_type, int) else dict(per_type)
+            unknown = [t for t in quotas if t not in known]
             if unknown:
-                raise DataError(f"{source}: {name['per_type']} names unknown question type {unknown[0]!r}; use one of " + ", ".join(QUESTION_TYPES))
+                raise DataError(f"{source}: {name['per_type']} names unknown question type {unknown[0]!r}; use one of " + ", ".join(known))
             rng = random.Random(f"per_type:{seed}")
             keep_ids: set[str] = set()
             for qtype, quota in quotas.items():

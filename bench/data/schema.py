@@ -1,4 +1,9 @@
-"""LongMemEval instances as typed, validated objects, and the leak-free view for the system under test."""
+"""Benchmark questions as typed, validated objects, and the leak-free view for the system under test.
+
+An `Instance` is one question with the conversation it is asked about (LongMemEval's format: sessions of turns,
+dates, `answer_session_ids` as the gold evidence). Questions that share a conversation share its `sessions`
+tuple. Which questions are unanswerable, and everything else a benchmark decides, is the benchmark's
+(bench.benchmarks)."""
 
 from __future__ import annotations
 
@@ -33,18 +38,16 @@ class Instance:
     sessions: tuple[Session, ...]  # file order (haystack_* lists)
     answer_session_ids: tuple[str, ...]
 
-    @property
-    def is_abstention(self) -> bool:
-        return "_abs" in self.question_id  # official rule: substring, not suffix
+    def view(self, key: str | None = None) -> "InstanceView":
+        """What the system under test may see: roles, contents, dates and opaque labels only. The labels derive
+        from `key` (default: the question text); questions that share a conversation are viewed with one key,
+        so they see the same labels."""
+        return _make_view(self, self.sessions, key)
 
-    def view(self) -> "InstanceView":
-        """What the system under test may see: roles, contents, dates and opaque labels only."""
-        return _make_view(self, self.sessions)
-
-    def oracle_view(self) -> "InstanceView":
+    def oracle_view(self, key: str | None = None) -> "InstanceView":
         """Evidence sessions only: the one explicit use of answer_session_ids (the oracle ceiling)."""
         wanted = set(self.answer_session_ids)
-        return _make_view(self, tuple(s for s in self.sessions if s.session_id in wanted))
+        return _make_view(self, tuple(s for s in self.sessions if s.session_id in wanted), key)
 
 
 @dataclass(frozen=True)
@@ -69,20 +72,22 @@ class InstanceView:
     sessions: tuple[ViewSession, ...]  # sorted by date (stable for equal dates), as the official reader does
 
 
-def _opaque_label(question: str, index: int) -> str:
-    # Keyed by position and question text only, so nothing of the session id leaks into the label.
-    return "s-" + hashlib.blake2b(f"{question}\x00{index}".encode(), digest_size=4).hexdigest()
+def _opaque_label(key: str, index: int) -> str:
+    # Keyed by position and the question text (or a shared conversation's key) only, so nothing of the session
+    # id leaks into the label.
+    return "s-" + hashlib.blake2b(f"{key}\x00{index}".encode(), digest_size=4).hexdigest()
 
 
-def _make_view(inst: Instance, sessions: tuple[Session, ...]) -> InstanceView:
+def _make_view(inst: Instance, sessions: tuple[Session, ...], key: str | None = None) -> InstanceView:
     ordered = sorted(sessions, key=lambda s: s.date)
+    label_key = inst.question if key is None else key
     return InstanceView(
         question=inst.question,
         question_date=inst.question_date,
         question_date_str=inst.question_date_str,
         sessions=tuple(
             ViewSession(
-                label=_opaque_label(inst.question, i),
+                label=_opaque_label(label_key, i),
                 date=s.date,
                 date_str=s.date_str,
                 turns=tuple(ViewTurn(t.role, t.content) for t in s.turns),

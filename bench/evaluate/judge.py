@@ -1,37 +1,49 @@
-"""The LongMemEval judge: official template choice, call parameters and answer parsing (LongMemEval:
-xiaowu0162/LongMemEval src/evaluation/evaluate_qa.py)."""
+"""An LLM judge: one template per question (chosen by the benchmark), call parameters, the parse rule of its reply,
+repeats with a majority label. What the templates say and which one a question gets are the benchmark's
+(`bench.benchmarks`; LongMemEval: xiaowu0162/LongMemEval src/evaluation/evaluate_qa.py).
+
+Parse rules are a plug-in kind (`PARSE_RULES`, one `bench.registry.Registry`): `judge.parse` names one.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from bench.errors import ConfigError
+from bench.registry import Registry
+from om_core import ChatModel, Completion
 
-from bench.benchmarks.longmemeval.judge_templates import TemplateSet, resolve_templates, template_name
-from om_core.llm import ChatModel, Completion
-
-OFFICIAL_JUDGE = "gpt-4o-2024-08-06"
-# Official short names used in `.eval-results-<short>` file suffixes (evaluate_qa.py's model_zoo).
-JUDGE_SHORT = {"gpt-4o-2024-08-06": "gpt-4o", "gpt-4o-mini-2024-07-18": "gpt-4o-mini"}
+if TYPE_CHECKING:
+    from bench.benchmarks.base import Benchmark
 
 
-def judge_short_name(model: str) -> str:
-    """The `.eval-results-<short>` suffix: the official short name, else the model's last path part."""
-    name = model.split("/")[-1]
-    return JUDGE_SHORT.get(name, name)
+@dataclass(frozen=True)
+class TemplateSet:
+    """The judge templates a run uses (name -> a str.format text with the fields {question}, {answer},
+    {response}), where they came from, and the hash of their text."""
 
+    texts: dict[str, str]
+    source: str  # builtin | official
+    description: str  # e.g. "om-bench builtin wording" or "LongMemEval evaluate_qa.py (downloaded, pinned ...)"
+    ask_reason: bool = False
 
-def official_model_name(model: str) -> str:
-    """The name the official scripts write and assert (`gpt-4o-2024-08-06`): the OpenAI model id without
-    litellm's `openai/` routing prefix. Other providers' names stay whole (they are not the official judge)."""
-    return model.split("/", 1)[1] if model.startswith("openai/") else model
+    @property
+    def sha256(self) -> str:
+        """Hash of the exact template texts (after `ask_reason`): one changed character changes it."""
+        return hashlib.sha256(json.dumps(self.texts, sort_keys=True).encode("utf-8")).hexdigest()
+
+    def describe(self) -> str:
+        extra = " + a reason after a no (Mastra)" if self.ask_reason else ""
+        return f"{self.description}{extra}, text sha256 {self.sha256[:12]}"
 
 
 def parse_official(reply: str) -> bool:
-    """The official rule (evaluate_qa.py): 'yes' anywhere in the reply (so 'No, ... yes' counts as yes)."""
+    """LongMemEval's official rule (evaluate_qa.py): 'yes' anywhere in the reply (so 'No, ... yes' counts as yes)."""
     return "yes" in reply.strip().lower()
 
 
@@ -46,24 +58,42 @@ def parse_mastra(reply: str) -> bool:
     return text == "yes" or text.startswith("yes.")
 
 
-# judge.parse -> (rule, what it means in one phrase)
-PARSE_RULES: dict[str, tuple[Callable[[str], bool], str]] = {
-    "official": (parse_official, "official: 'yes' anywhere in the reply"),
-    "mastra": (parse_mastra, "mastra: the reply is 'yes' or starts with 'yes.'"),
-}
+@dataclass(frozen=True)
+class ParseRule:
+    """A judge reply -> label rule, and what it means in one phrase (the run's digest and manifest say it)."""
+
+    parse: Callable[[str], bool]
+    meaning: str
+
+
+# judge.parse -> its rule
+PARSE_RULES: Registry[ParseRule] = Registry("judge parse rule", {
+    "official": ParseRule(parse_official, "official: 'yes' anywhere in the reply"),
+    "mastra": ParseRule(parse_mastra, "mastra: the reply is 'yes' or starts with 'yes.'"),
+}, key="judge.parse")
 
 
 def parse_rule(name: str) -> Callable[[str], bool]:
-    try:
-        return PARSE_RULES[name][0]
-    except KeyError:
-        raise ConfigError(f"judge.parse={name!r}: use one of {', '.join(PARSE_RULES)}") from None
+    """The rule registered as `name`. Raises ConfigError (one line naming judge.parse and the rules)."""
+    if name not in PARSE_RULES:
+        raise ConfigError(f"judge.parse={name!r}: use one of {', '.join(PARSE_RULES.names())}")
+    return PARSE_RULES.get(name).parse
+
+
+def parse_meaning(name: str) -> str:
+    return PARSE_RULES.get(name).meaning if name in PARSE_RULES else name
 
 
 def judge_protocol(templates: TemplateSet, parse: str) -> dict[str, str]:
     """{templates: where the text came from, templates_sha256, parse: the rule in one phrase}."""
     return {"templates": templates.describe(), "templates_sha256": templates.sha256, "source": templates.source,
-            "parse": PARSE_RULES[parse][1] if parse in PARSE_RULES else parse}
+            "parse": parse_meaning(parse)}
+
+
+def _longmemeval() -> Benchmark:
+    from bench.benchmarks import get_benchmark
+
+    return get_benchmark("longmemeval")
 
 
 @dataclass
@@ -75,7 +105,7 @@ class Judgment:
     template: str  # name of the rule set used
     repeats: list[tuple[str, bool]] = field(default_factory=list)  # (raw, official label) per call
     agreement: float | None = None  # share of repeats agreeing with `label`; None for a single call
-    model: str = OFFICIAL_JUDGE
+    model: str = ""
     completions: list[Completion] = field(default_factory=list)
 
 
@@ -87,18 +117,23 @@ class Judge:
         source: str = "builtin",
         official_repo: Path | str | None = None,
         repeats: int = 1,
-        model_name: str = OFFICIAL_JUDGE,
+        model_name: str = "",
         role: str = "judge",
         parse: str = "official",
         ask_reason: bool = False,
         template_set: TemplateSet | None = None,
+        benchmark: Benchmark | None = None,
     ) -> None:
-        """`role` labels its calls (`second_judge` for judge.second_model, so cost and latency tell them apart)."""
+        """`role` labels its calls (`second_judge` for judge.second_model, so cost and latency tell them apart).
+        `benchmark` (default LongMemEval) chooses each question's template and, unless `template_set` is given
+        (resolved once for a job), resolves the templates of `source`."""
         if repeats < 1:
             raise ValueError(f"judge repeats must be >= 1, got {repeats}")
+        self.benchmark = benchmark or _longmemeval()
         self.model = model
         self.source = source
-        self.template_set = template_set or resolve_templates(source, official_repo, ask_reason=ask_reason)
+        self.template_set = template_set or self.benchmark.judge_templates(
+            source, None if official_repo is None else str(official_repo), ask_reason=ask_reason)
         self.templates = self.template_set.texts
         self.repeats = repeats
         self.model_name = model_name
@@ -111,7 +146,7 @@ class Judge:
         return judge_protocol(self.template_set, self.parse_name)
 
     def prompt(self, question_id: str, question_type: str, question: str, answer: str | int, hypothesis: str) -> tuple[str, str]:
-        name = template_name(question_id, question_type)
+        name = self.benchmark.template_for(question_id, question_type)
         text = self.templates[name].format(question=question, answer=answer, response=hypothesis)
         return name, text
 

@@ -1,23 +1,15 @@
-"""Accuracy metrics as the official print_qa_metrics.py computes them, plus intervals and paired tests.
+"""Accuracy metrics as LongMemEval's print_qa_metrics.py computes them (for any benchmark), plus intervals and
+paired tests.
 
-Per type (abstention items stay inside their base type), overall = micro over judged items,
-task-averaged = unweighted mean over the types present, abstention = items with '_abs' in the id.
+Per type (abstention items stay inside their base type), overall = micro over judged items, task-averaged =
+unweighted mean over the types present, abstention = the items the benchmark calls unanswerable (a row's
+`is_abstention`). Types print in the benchmark's order (`Benchmark.question_types`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
-
-# The order print_qa_metrics.py uses.
-TYPE_ORDER = (
-    "single-session-user",
-    "single-session-preference",
-    "single-session-assistant",
-    "multi-session",
-    "temporal-reasoning",
-    "knowledge-update",
-)
+from typing import Any, Iterable, Mapping, Sequence
 
 
 @dataclass(frozen=True)
@@ -74,8 +66,10 @@ def _get(row: Any, key: str) -> Any:
     return row.get(key) if isinstance(row, Mapping) else getattr(row, key, None)
 
 
-def summarize(rows: Iterable[Any], *, n_total: int | None = None, label_key: str = "label") -> Metrics:
-    """rows: mappings or objects with question_id, question_type and a bool label (None = not judged)."""
+def summarize(rows: Iterable[Any], *, n_total: int | None = None, label_key: str = "label",
+              types: Sequence[str] = ()) -> Metrics:
+    """rows: mappings or objects with question_id, question_type, is_abstention and a bool label (None = not
+    judged). `types`: the benchmark's type order (others follow, sorted)."""
     by_type: dict[str, list[bool]] = {}
     all_labels: list[bool] = []
     abst: list[bool] = []
@@ -91,9 +85,9 @@ def summarize(rows: Iterable[Any], *, n_total: int | None = None, label_key: str
         lbl = bool(label)
         by_type.setdefault(str(_get(r, "question_type")), []).append(lbl)
         all_labels.append(lbl)
-        if "_abs" in qid:
+        if _get(r, "is_abstention") is True or _get(r, "is_abstention") == 1:
             abst.append(lbl)
-    order = [t for t in TYPE_ORDER if t in by_type] + sorted(t for t in by_type if t not in TYPE_ORDER)
+    order = [t for t in types if t in by_type] + sorted(t for t in by_type if t not in types)
     per_type = {t: make_acc(by_type[t]) for t in order}
     macro = sum(a.acc for a in per_type.values()) / len(per_type) if per_type else float("nan")
     return Metrics(

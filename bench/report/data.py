@@ -92,6 +92,22 @@ class ReportData:
     memory_outputs: pd.DataFrame = field(default_factory=pd.DataFrame)  # Observer/Reflector calls by outcome
     memory_summary: pd.DataFrame = field(default_factory=pd.DataFrame)  # per question: generation, memory size
     unpriced: pd.DataFrame = field(default_factory=pd.DataFrame)  # per run and model: calls without a price
+    benchmark: Any = None  # the runs' benchmark (bench.benchmarks): type order, labels, reference judge
+
+    def __post_init__(self) -> None:
+        if self.benchmark is None:
+            from bench.benchmarks import get_benchmark
+
+            self.benchmark = get_benchmark("longmemeval")
+
+    def types(self) -> list[str]:
+        """Question types judged in any run: the benchmark's order, then others sorted."""
+        have = {t for r in self.runs for t in self.metrics[r.run_key].per_type}
+        order = list(self.benchmark.question_types)
+        return [t for t in order if t in have] + sorted(have - set(order))
+
+    def short(self, qtype: str) -> str:
+        return str(self.benchmark.short_labels.get(qtype, qtype))
 
     def run(self, key: str) -> RunInfo:
         return next(r for r in self.runs if r.run_key == key)
@@ -177,17 +193,22 @@ def load(db: str | Path, profile: str = "openai") -> ReportData:
     for r in runs:
         r.label = labels[r.run_key]
     _colour(runs)
+    from bench.benchmarks import benchmark_of_runs
+
+    benchmark = benchmark_of_runs(runs_df.extra if "extra" in runs_df else [])
     metrics = {
         r.run_key: summarize(
             [{"question_id": x.question_id, "question_type": x.question_type,
+              "is_abstention": bool(x.is_abstention) if not pd.isna(x.is_abstention) else False,
               "label": None if pd.isna(x.label) else bool(x.label)}
              for x in samples[samples.run_key == r.run_key].itertuples()],
-            n_total=r.n_planned,
+            n_total=r.n_planned, types=benchmark.question_types,
         )
         for r in runs
     }
     return ReportData(runs=runs, samples=samples, metrics=metrics, cache=cache, prefill=prefill, cost=cost,
-                      turns=turns, profile=choose_profile(profile, profiles), profiles=profiles, **extra)
+                      turns=turns, profile=choose_profile(profile, profiles), profiles=profiles,
+                      benchmark=benchmark, **extra)
 
 
 def _colour(runs: list[RunInfo]) -> None:

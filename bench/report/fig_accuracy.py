@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.evaluate.metrics import TYPE_ORDER, Acc
+from bench.evaluate.metrics import Acc
 from bench.report.data import ReportData
-from bench.report.plotting import SHORT, Figure, plt, save, skip
+from bench.report.plotting import Figure, plt, save, skip
 
 
 def _err(accs: list[Acc | None]) -> list[list[float]]:
@@ -22,7 +22,7 @@ def accuracy_by_type(d: ReportData, out: Path) -> Figure:
     if not runs:
         return skip(f, "no judged questions in the database")
     p = plt()
-    cats = [t for t in TYPE_ORDER if any(t in d.metrics[r.run_key].per_type for r in runs)]
+    cats = [t for t in d.types() if any(t in d.metrics[r.run_key].per_type for r in runs)]
     cats += sorted({t for r in runs for t in d.metrics[r.run_key].per_type} - set(cats)) + ["overall"]
     width = 0.8 / len(runs)
     fig, ax = p.subplots(figsize=(max(7.0, 1.1 * len(cats) + 0.35 * len(runs) * len(cats) / 3), 4.6))
@@ -36,7 +36,7 @@ def accuracy_by_type(d: ReportData, out: Path) -> Figure:
         for x, a in zip(xs, accs):
             if a and a.n:
                 ax.text(x, 0.02, str(a.n), ha="center", va="bottom", fontsize=5.5, rotation=90, color="white")
-    ax.set_xticks(range(len(cats)), [SHORT.get(c, c) for c in cats])
+    ax.set_xticks(range(len(cats)), [d.short(c) for c in cats])
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("accuracy")
     ax.legend(fontsize=7, ncol=min(4, len(runs)), loc="upper center", bbox_to_anchor=(0.5, -0.08), frameon=False)
@@ -45,10 +45,10 @@ def accuracy_by_type(d: ReportData, out: Path) -> Figure:
 
 
 def abstention(d: ReportData, out: Path) -> Figure:
-    f = Figure("abstention", "Abstention: share of unanswerable questions (`_abs`) the system declined (Wilson 95%)")
+    f = Figure("abstention", "Abstention: share of unanswerable questions the system declined (Wilson 95%)")
     runs = [r for r in d.runs if d.metrics[r.run_key].abstention.n]
     if not runs:
-        return skip(f, "no abstention questions (`_abs` ids) were judged")
+        return skip(f, "no abstention (unanswerable) questions were judged")
     p = plt()
     fig, ax = p.subplots(figsize=(max(5.0, 0.6 * len(runs) + 2), 3.6))
     accs = [d.metrics[r.run_key].abstention for r in runs]

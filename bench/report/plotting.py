@@ -6,10 +6,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SHORT = {"single-session-user": "SSU", "single-session-preference": "SSP", "single-session-assistant": "SSA",
-         "multi-session": "MS", "temporal-reasoning": "TR", "knowledge-update": "KU"}
-
-
 @dataclass
 class Figure:
     """A figure of the report: its PNG path, or the one-line reason it was skipped (or failed)."""

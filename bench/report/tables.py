@@ -9,10 +9,9 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from bench.evaluate.metrics import TYPE_ORDER, Acc, judge_agreement, paired_compare, self_consistency
+from bench.evaluate.metrics import Acc, judge_agreement, paired_compare, self_consistency
 from bench.report.data import ReportData
 from bench.report.labels import details
-from bench.report.plotting import SHORT
 
 Block = tuple[Any, ...]
 
@@ -59,12 +58,11 @@ def headline(d: ReportData) -> list[Block]:
     if any(r.external for r in d.runs):
         out.append(("p", "Runs marked [external] are imported eval-results of other systems: accuracy only, judged "
                          "by their own judge, no cost or cache numbers."))
-    from bench.runner.summary import OFFICIAL_JUDGE
-
+    ref = d.benchmark.reference_judge
     other = sorted({r.judge_model for r in d.runs if not r.external and r.judge_model
-                    and r.judge_model.split("/")[-1] != OFFICIAL_JUDGE})
-    if other:
-        out.append(("p", f"Judged by {', '.join(other)}, not LongMemEval's official {OFFICIAL_JUDGE}: accuracy is "
+                    and r.judge_model.split("/")[-1] != ref})
+    if other and ref:
+        out.append(("p", f"Judged by {', '.join(other)}, not {d.benchmark.title}'s official {ref}: accuracy is "
                          "not comparable with published scores."))
     return out
 
@@ -86,8 +84,7 @@ def legend(d: ReportData) -> list[Block]:
 
 
 def per_type(d: ReportData) -> list[Block]:
-    types = [t for t in TYPE_ORDER if any(t in d.metrics[r.run_key].per_type for r in d.runs)]
-    types += sorted({t for r in d.runs for t in d.metrics[r.run_key].per_type} - set(types))
+    types = d.types()
     rows = []
     for r in d.runs:
         m = d.metrics[r.run_key]
@@ -98,9 +95,8 @@ def per_type(d: ReportData) -> list[Block]:
     if not rows:
         return []
     return [("h", 2, "Accuracy by question type (n judged)"),
-            ("table", ["run", *[SHORT.get(t, t) for t in types]], rows),
-            ("p", "SSU single-session-user, SSP single-session-preference, SSA single-session-assistant, "
-                  "MS multi-session, TR temporal-reasoning, KU knowledge-update (abstention items stay in their type).")]
+            ("table", ["run", *[d.short(t) for t in types]], rows),
+            *([("p", d.benchmark.legend)] if getattr(d.benchmark, "legend", None) else [])]
 
 
 def paired(d: ReportData, limit: int = 60) -> list[Block]:

@@ -8,11 +8,12 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.config import RootCfg, to_plain, validate
+from bench.config import RootCfg, to_plain
 from bench.errors import StorageFailure, UserError
 from bench.secrets import guard_process, is_secret_key, secrets_in
 
 if TYPE_CHECKING:  # the runner and the store import pandas and DuckDB: loaded once the preflight has passed
+    from bench.assemble import Job
     from bench.runner.experiment import RunOutcome
     from bench.store.contract import QuestionResult, ResultSink, RunManifest
 
@@ -40,7 +41,10 @@ def run_job(cfg: Any) -> list[RunOutcome]:
         raw: dict[str, Any] = to_plain(cfg)
         raw.pop("hydra", None)
         guard_process(raw)  # remember this config's secrets: no log line, console line or stored text shows them
-        root = validate(raw)  # every value and every strategy param, before any data is loaded
+        from bench.assemble import assemble
+
+        job = assemble(raw)  # every value, every strategy resolved (params, engine config), once, before any data
+        root = job.cfg
     except UserError as exc:
         from bench.runner.runlog import log
 
@@ -51,7 +55,7 @@ def run_job(cfg: Any) -> list[RunOutcome]:
         from bench.runner.preflight import PreflightError, preflight
 
         try:
-            preflight(root, dry_run=root.dry_run)
+            preflight(job, dry_run=root.dry_run)
         except PreflightError as exc:
             from bench.runner.runlog import log
 
@@ -65,7 +69,7 @@ def run_job(cfg: Any) -> list[RunOutcome]:
         from bench.runner.dryrun import dry_run
 
         try:
-            dry_run(root, raw)
+            dry_run(job, raw)
         except KeyboardInterrupt:
             raise Interrupted("interrupted: a dry run stores nothing; run it again for the estimate") from None
         return []
@@ -77,7 +81,7 @@ def run_job(cfg: Any) -> list[RunOutcome]:
         root.experiment_name = f"{root.experiment_name}[{swept}]" if swept else root.experiment_name
     tally = _Tally()
     try:
-        return asyncio.run(_run(root, raw, multirun, job_dir, tally))
+        return asyncio.run(_run(job, raw, multirun, job_dir, tally))
     except KeyboardInterrupt:
         raise Interrupted(tally.interrupted_line(root.output.db)) from None
     except StorageFailure as exc:  # one line: what failed, what is stored, what to do
@@ -163,24 +167,25 @@ def open_sink(root: RootCfg, multirun: bool, job_dir: Path | None) -> ResultSink
     return Store(root.output.db)
 
 
-async def _run(root: RootCfg, raw: dict[str, Any], multirun: bool, job_dir: Path | None,
+async def _run(job: Job, raw: dict[str, Any], multirun: bool, job_dir: Path | None,
                tally: _Tally | None = None) -> list[RunOutcome]:
     from bench.runner.budget import Budget
-    from bench.runner.experiment import load_data, make_gateway, run_strategy
+    from bench.runner.experiment import load_data, run_strategy
     from bench.runner.progress import Progress
 
-    ds = load_data(root)
+    root = job.cfg
+    ds = load_data(job)
     sink = open_sink(root, multirun, job_dir)
     if tally is not None:
         sink = tally.wrap(sink)
-    gateway = make_gateway(root)
+    gateway = job.make_gateway()
     outcomes: list[RunOutcome] = []
     budget = Budget(root.run.max_usd)  # run.max_usd caps the whole job, every strategy together
     failed = True
     try:
         with Progress(root.run.progress, profile=_headline_profile(root)) as progress:
             for strategy in root.run_strategies:
-                outcome = await run_strategy(root, ds, strategy, sink, gateway, raw, progress, budget=budget)
+                outcome = await run_strategy(job, ds, strategy, sink, gateway, raw, progress, budget=budget)
                 outcomes.append(outcome)
                 if outcome.stopped:  # the next strategies would call the same models
                     break
@@ -198,9 +203,9 @@ async def _run(root: RootCfg, raw: dict[str, Any], multirun: bool, job_dir: Path
     if not multirun:
         from bench.runner.summary import print_summary
 
-        print_summary(root.output.db, [o.run_key for o in outcomes], n_dataset=len(ds.instances), split=ds.split,
+        print_summary(root.output.db, [o.run_key for o in outcomes], n_dataset=len(ds), split=ds.split,
                       profile=root.output.report_profile)
-    print_digest(root, ds, outcomes, tally.errors if tally is not None else [])
+    print_digest(job, ds, outcomes, tally.errors if tally is not None else [])
     if not multirun and root.output.report:
         from bench.report import write_report
 

@@ -11,11 +11,10 @@ from typing import TYPE_CHECKING, Iterable, TextIO
 from bench.gateway.errors import parse_error_text
 
 if TYPE_CHECKING:
-    from bench.config import RootCfg
+    from bench.assemble import Job
     from bench.data.dataset import Dataset
     from bench.runner.experiment import RunOutcome
 
-ALL_TYPES = 6  # LongMemEval's question types
 _MAX_MESSAGE = 240
 
 
@@ -50,43 +49,44 @@ def error_lines(stored: Iterable[str], unhandled: Iterable[str] = ()) -> list[st
     return lines
 
 
-def judge_line(cfg: RootCfg) -> str:
+def judge_line(job: Job) -> str:
     """Which model, template text and parse rule produced the labels."""
-    from bench.evaluate.judge import PARSE_RULES, official_model_name
-    from bench.benchmarks.longmemeval.judge_templates import resolve_templates
     from bench.errors import ConfigError
+    from bench.evaluate.judge import parse_meaning
 
-    j = cfg.judge
+    j = job.judge
     try:
-        templates = resolve_templates(j.source, j.official_repo, ask_reason=j.ask_reason, download=False).describe()
+        templates = j.templates.describe()
     except ConfigError:
         templates = f"{j.source} templates (unavailable now)"
-    model = cfg.model.judge.model
-    name = official_model_name(model)
+    model = j.model
+    export_name = getattr(job.benchmark, "judge_name", None)  # how the benchmark's own files name the judge
+    name = export_name(model) if export_name else model
     shown = model if name == model else f"{model} (exported as {name})"
-    return f"judge: {shown}; templates: {templates}; parse: {PARSE_RULES[j.parse][1]}"
+    return f"judge: {shown}; templates: {templates}; parse: {parse_meaning(j.parse)}"
 
 
-def digest_lines(cfg: RootCfg, ds: Dataset, outcomes: list[RunOutcome], stored_errors: list[str]) -> list[str]:
+def digest_lines(job: Job, ds: Dataset, outcomes: list[RunOutcome], stored_errors: list[str]) -> list[str]:
     lines = error_lines(stored_errors, [e for o in outcomes for e in o.errors])
     for o in outcomes:
         if o.stopped:
             left = o.planned - o.skipped - o.computed - o.failed
             lines.append(f"[{o.strategy}] stopped early: {_short(o.stopped)}; every later call would fail the same "
                          f"way, so {left} questions were not attempted: fix the cause and re-run the same command")
-    lines.append(judge_line(cfg))
-    types = len(ds.type_counts())
-    if types < ALL_TYPES:
+    lines.append(judge_line(job))
+    types, all_types = len(ds.type_counts()), len(job.benchmark.question_types)
+    if types < all_types:
         lines.append(f"macro = mean over the {types} question types in this dataset or subset; the official "
-                     "task-averaged accuracy needs all 6 (print_qa_metrics.py would print nan)")
+                     f"task-averaged accuracy needs all {all_types} ({job.benchmark.title}'s own metrics would "
+                     "print nan)")
     return lines
 
 
-def print_digest(cfg: RootCfg, ds: Dataset, outcomes: list[RunOutcome], stored_errors: list[str],
+def print_digest(job: Job, ds: Dataset, outcomes: list[RunOutcome], stored_errors: list[str],
                  out: TextIO | None = None) -> None:
     """Print the digest (stdout unless `out`) and keep it in the run log."""
     from bench.runner.runlog import log
 
-    text = "\n".join(digest_lines(cfg, ds, outcomes, stored_errors))
+    text = "\n".join(digest_lines(job, ds, outcomes, stored_errors))
     print(text, file=out or sys.stdout)
     log.info("%s", text)

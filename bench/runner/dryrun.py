@@ -4,14 +4,13 @@ print the expected calls, tokens and dollars per role before any money is spent.
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections import defaultdict
 from dataclasses import replace
 from typing import Any
 
-from bench.config import JudgeCfg, RootCfg
+from bench.assemble import Job
 from bench.roles import Role
-from bench.runner.experiment import load_data, make_gateway, run_strategy
+from bench.runner.experiment import load_data, run_strategy
 from bench.runner.progress import Progress
 from bench.store.contract import CallRow, QuestionResult, RunManifest
 
@@ -42,7 +41,7 @@ class _MemorySink:
     def close(self) -> None: ...
 
 
-def estimate(root: RootCfg, calls: list[CallRow], scale: float) -> list[dict[str, Any]]:
+def estimate(job: Job, calls: list[CallRow], scale: float) -> list[dict[str, Any]]:
     """Aggregate real (non-simulated) calls per role and price them with the configured models."""
     from bench.gateway.config import provider_of
     from bench.gateway.usage import estimate_cost
@@ -54,7 +53,7 @@ def estimate(root: RootCfg, calls: list[CallRow], scale: float) -> list[dict[str
             continue  # turn prompts of the simulated live agent are measured, never sent
         role = Role.parse(c.role)
         label = role.value if role else c.role
-        model = root.model.role(role).model if role else c.model
+        model = job.cfg.model.role(role).model if role else c.model
         models[label] = model
         prof = _PROVIDER_PROFILE.get(provider_of(model))
         cached = float((c.cache.get(prof) or {}).get("cached", 0)) if prof and role is Role.ACTOR else 0.0
@@ -75,53 +74,39 @@ def estimate(root: RootCfg, calls: list[CallRow], scale: float) -> list[dict[str
     return rows
 
 
-def _dry_judge(root: RootCfg) -> JudgeCfg:
-    """The judge settings of the dry run: the configured ones, or the builtin wording (one note) when the
-    official file cannot be had without the network; the offline judge's labels mean nothing either way,
-    and the prompt sizes differ by a few tokens."""
-    from bench.errors import ConfigError
-    from bench.benchmarks.longmemeval.judge_templates import resolve_templates
-
-    if root.judge.source != "official":
-        return root.judge
-    try:
-        resolve_templates(root.judge.source, root.judge.official_repo, ask_reason=root.judge.ask_reason,
-                          download=False)
-        return root.judge
-    except ConfigError as exc:
-        print(f"ombench: note: the dry run judges with the builtin templates ({str(exc).split(';')[0]})", file=sys.stderr)
-        return replace(root.judge, source="builtin", official_repo=None)
-
-
-def dry_run(root: RootCfg, raw: dict[str, Any]) -> list[dict[str, Any]]:
-    ds_full = load_data(root)
-    n_total = len(ds_full.instances)
+def dry_run(job: Job, raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """Replay a sample with the offline engine in every role (`Job.offline`: the strategies resolved for the
+    models now called, no response cache, no checkpoints, the builtin judge wording when the official file is
+    not at hand) and print the expected calls, tokens and dollars per role of the configured models."""
+    root = job.cfg
+    ds_full = load_data(job)
+    n_total = len(ds_full)
     ds = ds_full
     if root.dry_run_sample and root.dry_run_sample < n_total:
         ds = ds_full.subset(sample=root.dry_run_sample, seed=root.dataset.seed)
-    scale = n_total / max(1, len(ds.instances))
-    offline_root = replace(root, output=replace(root.output, response_cache_policy="off"), run=replace(root.run, checkpoints=False),
-                           judge=_dry_judge(root))
+    scale = n_total / max(1, len(ds))
+    offline = job.offline(output=replace(root.output, response_cache_policy="off"),
+                          run=replace(root.run, checkpoints=False))
     store = _MemorySink()
 
     async def go() -> None:
-        gw = make_gateway(offline_root, offline_roles=True)
+        gw = offline.make_gateway()
         try:
             with Progress(root.run.progress) as progress:
                 for s in root.run_strategies:
-                    await run_strategy(offline_root, ds, s, store, gw, raw, progress, dry_run=True)
+                    await run_strategy(offline, ds, s, store, gw, raw, progress, dry_run=True)
         finally:
             await gw.aclose()
 
     asyncio.run(go())
     rows_all: list[dict[str, Any]] = []
     print(f"\nDRY RUN — experiment {root.experiment_name}: {n_total} questions of {ds_full.name} ({ds_full.split}); "
-          f"replayed {len(ds.instances)} with the offline engine (not an LLM), scaled ×{scale:.2f}.")
+          f"replayed {len(ds)} with the offline engine (not an LLM), scaled ×{scale:.2f}.")
     print("Token counts come from the offline engine's real inputs; output tokens of real models may differ "
           f"(upper bound for the actor: {root.answer.max_tokens} per answer). Prices: litellm's local price map.")
     for s in root.run_strategies:
         calls = [c for k, c in store.calls if k.startswith(f"dryrun-{s}-")]
-        rows = estimate(root, calls, scale)
+        rows = estimate(job, calls, scale)
         rows_all.extend({**r, "strategy": s} for r in rows)
         print(f"\n[{s}]")
         print(f"{'role':<11}{'model':<34}{'calls':>9}{'prompt':>14}{'cached':>13}{'prefill':>14}{'output':>12}{'USD':>11}")

@@ -1,33 +1,32 @@
-"""Run the configured strategies over the dataset: resumable, bounded-concurrency, one transaction per question."""
+"""Run the configured strategies over the dataset: resumable, bounded-concurrency, one transaction per question.
+
+The work is scheduled by the benchmark's isolation unit: a conversation several questions share is replayed once
+(bench.ingest.ingest_unit) and each of its questions answered and written as soon as it is ingested."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
+from bench.assemble import SECOND_JUDGE, Job
 from bench.config import RootCfg
+from bench.benchmarks.base import Unit, units_of
 from bench.data.dataset import Dataset
-from bench.data.schema import Instance
 from bench.errors import StorageFailure
 from bench.gateway.errors import RUN_FATAL_KINDS, parse_error_text
-from bench.assemble import cache_pricing, cache_simulators, configured_strategy
 from bench.roles import Role
 from bench.runner.budget import Budget
 from bench.runner.checkpoint import CheckpointStore
 from bench.runner.keys import ingest_key, run_key
 from bench.runner.manifest import build_manifest
 from bench.runner.progress import Progress
-from bench.runner.question import QuestionEnv, process_question
+from bench.runner.question import QuestionEnv, answer_question, ingested
 from bench.store.contract import QuestionResult, ResultSink
-
-SECOND_JUDGE = "second_judge"  # the gateway role of judge.second_model
 
 if TYPE_CHECKING:  # the gateway imports litellm: load it only when a run starts
     from bench.gateway import Gateway
-    from bench.gateway.config import CachePolicy
 
 
 @dataclass
@@ -44,13 +43,22 @@ class RunOutcome:
     storage_failure: StorageFailure | None = None  # the disk or the results file failed: raised after the workers
 
 
-def load_data(cfg: RootCfg) -> Dataset:
-    """The configured dataset and subset; prints one warning when the subset loses question types and one
-    note when the file's dates are not in the official format."""
-    from bench.benchmarks.longmemeval.loader import load_dataset
+def data_source(d: Any) -> str:
+    """What the benchmark loads for `dataset.*`: the split, unless `dataset.name` holds a file path or a
+    parameterised spec (`synthetic:3`), the older spelling, which is then loaded as given."""
+    if d.split is None or any(c in str(d.name) for c in "/:\\") or str(d.name).endswith((".json", ".jsonl", ".xz", ".gz")):
+        return str(d.name)
+    return str(d.split)
 
-    ds = load_dataset(cfg.dataset.name, cfg.dataset.data_dir)
-    d = cfg.dataset
+
+def load_data(job: Job | RootCfg) -> Dataset:
+    """The configured split of the job's benchmark and its subset; prints one warning when the subset loses
+    question types and one note when the file's dates are not in the official format."""
+    from bench.runner.keys import as_job
+
+    job = as_job(job)
+    d = job.cfg.dataset
+    ds = job.benchmark.load(data_source(d), d.data_dir)
     for note in ds.format_notes:
         print(f"ombench: note: {note}", file=sys.stderr)
     if d.limit or d.per_type or d.ids or d.sample or d.stratified:
@@ -73,46 +81,11 @@ def _subset_knobs(d: Any) -> str:
     return " ".join(f"dataset.{n}={getattr(d, n) if n != 'ids' else len(d.ids)}" for n in names if getattr(d, n))
 
 
-def make_gateway(cfg: RootCfg, *, offline_roles: bool = False) -> Gateway:
-    """One gateway for the job: a model per role (`model.<role>`). `offline_roles` swaps every role for the
-    offline engine (dry runs)."""
-    from bench import offline
-    from bench.gateway import Gateway, GatewayConfig, RoleModel
+def make_gateway(job: Job | RootCfg) -> Gateway:
+    """One gateway for the job (`Job.make_gateway`: a model per role, the offline engine registered)."""
+    from bench.runner.keys import as_job
 
-    offline.register()  # the offline engine is one of the application's providers
-
-    roles = {}
-    for r in Role:
-        rm = cfg.model.role(r)
-        model = rm.model
-        if offline_roles and not model.startswith("offline/"):
-            model = r.offline_model
-        roles[r.value] = RoleModel(model=model, params=dict(rm.params) if not offline_roles else {})
-    if cfg.judge.second_model:  # judge.second_model: its own role, so its calls are told apart
-        second = cfg.judge.second_model
-        roles[SECOND_JUDGE] = RoleModel(model=Role.JUDGE.offline_model if offline_roles and not second.startswith(
-            "offline/") else second, params=dict(cfg.model.judge.params) if not offline_roles else {})
-    policy = cast("CachePolicy", cfg.output.response_cache_policy)  # validated with the config
-    if policy != "off":
-        Path(cfg.output.response_cache).parent.mkdir(parents=True, exist_ok=True)
-    return Gateway(
-        GatewayConfig(
-            roles=roles,
-            cache_path=cfg.output.response_cache,
-            cache_policy=policy,
-            max_attempts=cfg.gateway.max_attempts,
-            rpm=dict(cfg.gateway.rpm),
-            tpm=dict(cfg.gateway.tpm),
-            max_concurrency=cfg.gateway.max_concurrency,
-            timeout_s=cfg.gateway.timeout_s,
-            api_base=dict(cfg.gateway.api_base),
-            api_key_env=dict(cfg.gateway.api_key_env),
-            local_defaults=cfg.gateway.local_defaults,
-            local_max_concurrency=cfg.gateway.local_max_concurrency,
-            local_timeout_s=cfg.gateway.local_timeout_s,
-            context_window=dict(cfg.gateway.context_window),
-        )
-    )
+    return as_job(job).make_gateway()
 
 
 async def served_endpoints(gateway: Gateway, roles: set[Role]) -> dict[str, dict[str, str]]:
@@ -126,48 +99,55 @@ async def served_endpoints(gateway: Gateway, roles: set[Role]) -> dict[str, dict
     return out
 
 
-async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSink, gateway: Gateway,
+async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, gateway: Gateway,
                        raw_cfg: dict[str, Any], progress: Progress, *, dry_run: bool = False,
                        budget: Budget | None = None) -> RunOutcome:
     """Compute the questions of `ds` the sink has not stored (or stored with an error) and write each one.
 
-    `budget` (one per job, shared by its strategies; default: a fresh one from run.max_usd) stops scheduling
-    questions at the cap: the run is left `stopped` and the next run of the same command continues it."""
+    Questions are grouped into the benchmark's isolation units (`units_of`): a unit with a question to compute
+    is replayed once, and its questions to compute are answered in the order they are asked. `budget` (one per
+    job, shared by its strategies; default: a fresh one from run.max_usd) stops scheduling questions at the cap:
+    the run is left `stopped` and the next run of the same command continues it."""
     from bench.evaluate.judge import Judge
-    from om_core.tokens import default_counter
+    from om_core import default_counter
 
-    spec = configured_strategy(cfg, strategy)
+    cfg = job.cfg
+    spec = job.spec(strategy)
     endpoints = await served_endpoints(gateway, {Role.ACTOR, Role.JUDGE, *spec.roles})
-    key = run_key(cfg, strategy, ds.sha256, ds.subset_ids, endpoints)
+    key = run_key(job, strategy, ds.sha256, ds.subset_ids, endpoints)
     if dry_run:
         key = "dryrun-" + key
-    sink.upsert_run(build_manifest(cfg, ds, strategy, key, raw_cfg))
+    sink.upsert_run(build_manifest(job, ds, strategy, key, raw_cfg))
     done = sink.done_ids(key)
     retry = sink.errored_ids(key) & done  # a failed call (rate limit, outage) is retried on the next run
     done -= retry
-    todo = [i for i in ds.instances if i.question_id not in done]
-    judge = Judge(gateway.model(Role.JUDGE), source=cfg.judge.source, official_repo=cfg.judge.official_repo,
-                  repeats=cfg.judge.repeats, model_name=cfg.model.judge.model, parse=cfg.judge.parse,
-                  ask_reason=cfg.judge.ask_reason)
+    n_total = len(ds)
+    todo_ids = {q.question_id for q in ds if q.question_id not in done}
+    j = job.judge
+    judge = Judge(gateway.model(Role.JUDGE), template_set=j.templates, repeats=j.repeats, model_name=j.model,
+                  parse=j.parse, source=j.source, benchmark=job.benchmark)
     env = QuestionEnv(
-        cfg=cfg, strategy=spec, gateway=gateway, counter=default_counter(), judge=judge,
+        job=job, strategy=spec, gateway=gateway, counter=default_counter(), judge=judge,
         checkpoints=CheckpointStore(cfg.output.checkpoint_dir,
-                                    ingest_key(cfg, strategy, ds.sha256, endpoints) + ("-dry" if dry_run else ""))
+                                    ingest_key(job, strategy, ds.sha256, endpoints) + ("-dry" if dry_run else ""))
         if cfg.run.checkpoints else None,
-        make_sims=cache_simulators(cfg.cachesim.profiles, cfg.cachesim.params),
-        pricing=cache_pricing(cfg.cachesim.profiles, cfg.cachesim.params),
-        judge_model_name=cfg.model.judge.model,
+        make_sims=job.cache.make_sims,
+        pricing=job.cache.pricing,
+        judge_model_name=j.model,
         # the second judge reads the same template text with the same parse rule: only the model differs
-        second_judge=Judge(gateway.model(SECOND_JUDGE), source=cfg.judge.source, official_repo=cfg.judge.official_repo,
-                           model_name=cfg.judge.second_model, role=SECOND_JUDGE, parse=cfg.judge.parse,
-                           template_set=judge.template_set) if cfg.judge.second_model else None,
+        second_judge=Judge(gateway.model(SECOND_JUDGE), model_name=j.second_model, role=SECOND_JUDGE, parse=j.parse,
+                           source=j.source, template_set=judge.template_set, benchmark=job.benchmark)
+        if j.second_model else None,
     )
     budget = budget or Budget(cfg.run.max_usd)
-    out = RunOutcome(key, strategy, len(ds.instances), 0, len(ds.instances) - len(todo), 0)
-    progress.start_run(strategy, total=len(ds.instances), done=out.skipped)
-    queue: asyncio.Queue[Instance] = asyncio.Queue()
-    for inst in todo:
-        queue.put_nowait(inst)
+    out = RunOutcome(key, strategy, n_total, 0, n_total - len(todo_ids), 0)
+    progress.start_run(strategy, total=n_total, done=out.skipped)
+    # every question of the dataset is grouped, not only those left: a unit's replay is the same on every run
+    queue: asyncio.Queue[Unit] = asyncio.Queue()
+    for unit in units_of(job.benchmark, ds, alone=spec.cls.uses_oracle_view):
+        if any(q.question_id in todo_ids for q in unit.questions):
+            queue.put_nowait(unit)
+    left = [0]  # questions of units taken off the queue that were not started (budget)
 
     def drain() -> None:
         while not queue.empty():
@@ -184,19 +164,35 @@ async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSin
         out.storage_failure = out.storage_failure or exc
         drain()
 
-    async def worker() -> None:
-        # a fixed pool of workers pulls questions: bounded concurrency, no coroutine per question
-        while not queue.empty():
-            if not await budget.acquire():
-                return
-            try:
-                inst = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                budget.release(None)
+    async def run_unit(unit: Unit) -> None:
+        todo = [q for q in unit.questions if q.question_id in todo_ids]
+        if not await budget.acquire():
+            left[0] += len(todo)
+            return
+        try:
+            got = await ingested(unit, todo_ids, env)
+        except StorageFailure as exc:
+            budget.release(None)
+            storage_failed(exc)
+            return
+        except Exception as exc:  # one unit's failure never stops the run
+            budget.release(None)
+            if cfg.run.fail_fast:
+                raise
+            for q in todo:
+                out.failed += 1
+                out.errors.append(f"{q.question_id}: {type(exc).__name__}: {exc}")
+                progress.advance(strategy, failed=True)
+            stop_if_fatal(getattr(exc, "kind", None), f"ingest: {exc}")
+            return
+        for k, inst in enumerate(todo):
+            if k and not await budget.acquire():  # the unit's first question holds the slot taken above
+                left[0] += len(todo) - k
                 return
             res: QuestionResult | None = None
             try:
-                res = await process_question(inst, env)
+                ing, restored = got[inst.question_id]
+                res = await answer_question(inst, ing, restored, env, None if unit.single else unit.key)
             except StorageFailure as exc:
                 storage_failed(exc)
                 return
@@ -220,8 +216,21 @@ async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSin
             progress.advance(strategy, result=res)
             if res.sample.error:
                 stop_if_fatal(parse_error_text(res.sample.error)[1], res.sample.error)
+            if out.stopped or out.storage_failure:
+                return
 
-    await asyncio.gather(*(worker() for _ in range(min(cfg.run.concurrency, max(1, len(todo))))))
+    async def worker() -> None:
+        # a fixed pool of workers pulls units: bounded concurrency, no coroutine per question
+        while not queue.empty():
+            try:
+                unit = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            await run_unit(unit)
+            if budget.stopped:
+                return
+
+    await asyncio.gather(*(worker() for _ in range(min(cfg.run.concurrency, max(1, queue.qsize())))))
     if out.storage_failure is not None:
         progress.end_run(strategy)
         try:
@@ -229,10 +238,18 @@ async def run_strategy(cfg: RootCfg, ds: Dataset, strategy: str, sink: ResultSin
         except StorageFailure:
             pass  # the file that failed may refuse this too; the run's rows say what was stored
         raise out.storage_failure
-    out.not_started = queue.qsize()
+    out.not_started = left[0] + sum(sum(1 for q in u.questions if q.question_id in todo_ids)
+                                    for u in _drained(queue))
     sink.finish_run(key, status="stopped" if out.not_started or out.stopped else "finished")
     progress.end_run(strategy)
     if out.not_started and not budget.announced:
         budget.announced = True
         progress.note(budget.stop_line(out.not_started))
     return out
+
+
+def _drained(queue: asyncio.Queue[Unit]) -> list[Unit]:
+    units = []
+    while not queue.empty():
+        units.append(queue.get_nowait())
+    return units

@@ -11,10 +11,21 @@ import hashlib
 import json
 from typing import Any
 
-from bench.config import RootCfg
-from bench.assemble import cache_token_settings, configured_strategy, replay_settings
+from typing import TYPE_CHECKING
+
 from bench.roles import Role
 from bench.secrets import without_secrets
+
+if TYPE_CHECKING:
+    from bench.assemble import Job
+    from bench.config import RootCfg
+
+
+def as_job(job: Job | RootCfg) -> Job:
+    """The assembled job (a bare config is assembled: tests and tools may pass one)."""
+    from bench.assemble import Job, assemble
+
+    return job if isinstance(job, Job) else assemble(job)
 
 
 def canonical(obj: Any) -> str:
@@ -28,8 +39,8 @@ def short_hash(obj: Any, n: int = 16) -> str:
 Endpoints = dict[str, dict[str, str]]  # role -> {base, served}: a self-hosted server and the model it serves
 
 
-def _role(cfg: RootCfg, role: Role, endpoints: Endpoints | None = None) -> dict[str, Any]:
-    rm = cfg.model.role(role)
+def _role(job: Job, role: Role, endpoints: Endpoints | None = None) -> dict[str, Any]:
+    rm = job.cfg.model.role(role)
     # a key or password among the params is not part of what ran: rotating it recomputes nothing
     out: dict[str, Any] = {"model": rm.model, "params": without_secrets(rm.params)}
     if endpoints and role.value in endpoints:  # another server, or another model behind the same name: new key
@@ -37,7 +48,7 @@ def _role(cfg: RootCfg, role: Role, endpoints: Endpoints | None = None) -> dict[
     return out
 
 
-def ingest_spec(cfg: RootCfg, strategy: str, dataset_sha: str, endpoints: Endpoints | None = None) -> dict[str, Any]:
+def ingest_spec(job: Job | RootCfg, strategy: str, dataset_sha: str, endpoints: Endpoints | None = None) -> dict[str, Any]:
     """What determines the memory state and the turn series after replaying a haystack.
 
     Read from the strategy's declarations (`bench.strategies.StrategyBase`), never from its name: its
@@ -45,61 +56,61 @@ def ingest_spec(cfg: RootCfg, strategy: str, dataset_sha: str, endpoints: Endpoi
     each, `endpoints`), and the reader settings only when it renders the reader prompt; the cache profiles and
     the Actor's per-model cache settings (not its prices). Raises ConfigError for an unknown strategy or a bad
     param."""
-    settings = replay_settings(cfg)
-    spec = configured_strategy(cfg, strategy, settings)
+    job = as_job(job)
+    cfg, spec = job.cfg, job.spec(strategy)
+    settings = spec.settings
     out: dict[str, Any] = {
         "dataset_sha256": dataset_sha,
         "strategy": spec.kind,
         "params": spec.key_params(),
-        "models": {str(r): _role(cfg, r, endpoints) for r in sorted(spec.roles)},
+        "models": {str(r): _role(job, r, endpoints) for r in sorted(spec.roles)},
         "replay": {"turn_offset_s": settings.turn_offset_s, "think_time_s": settings.think_time_s},
         "system_prompt": settings.system_prompt,
         "cachesim": {"profiles": cfg.cachesim.profiles, "params": cfg.cachesim.params,
                      # the Actor model only through what it changes in the simulated token counts (prices are
                      # applied per run, bench.cachesim.CachePricing)
-                     "actor": cache_token_settings(cfg.cachesim.profiles, cfg.cachesim.params, settings.actor_model)},
+                     "actor": job.cache.token_settings(settings.actor_model)},
     }
     if spec.cls.renders_reader_prompt:
-        from bench.benchmarks.longmemeval.reader_prompt import reader_text_sha256
-
-        # the official reader prompt is cut to the Actor's window minus the answer budget: both shape the
+        # the benchmark's reader prompt is cut to the Actor's window minus the answer budget: both shape the
         # prompts, and so does the prompt's own wording (its hash)
+        sha = job.benchmark.reader.reader_text_sha256(getattr(spec.params, "method", settings.method),
+                                                      getattr(spec.params, "history_format", settings.history_format))
         out["reader"] = {"window": settings.max_input_tokens, "output_budget": settings.output_budget,
-                         "text_sha256": reader_text_sha256(getattr(spec.params, "method", settings.method),
-                                                           getattr(spec.params, "history_format", settings.history_format))}
+                         "text_sha256": sha}
     return out
 
 
-def judge_spec(cfg: RootCfg, endpoints: Endpoints | None = None) -> dict[str, Any]:
+def judge_spec(job: Job | RootCfg, endpoints: Endpoints | None = None) -> dict[str, Any]:
     """What decides a label besides the answer: the judge's model and params (and the served model behind a
     local endpoint), the exact template text (builtin or the official file's, as a hash), the parse rule and
     the number of repeats. Reads the official file (a checkout, or the cached pinned download) when
     judge.source=official; raises ConfigError without it."""
-    from bench.benchmarks.longmemeval.judge_templates import resolve_templates
-
-    j = cfg.judge
-    templates = resolve_templates(j.source, j.official_repo, ask_reason=j.ask_reason)
-    return {**_role(cfg, Role.JUDGE, endpoints), "source": j.source, "templates_sha256": templates.sha256,
+    job = as_job(job)
+    j = job.judge
+    return {**_role(job, Role.JUDGE, endpoints), "source": j.source, "templates_sha256": j.templates.sha256,
             "parse": j.parse, "repeats": j.repeats}
 
 
-def run_spec(cfg: RootCfg, strategy: str, dataset_sha: str, subset_ids: list[str] | None,
+def run_spec(job: Job | RootCfg, strategy: str, dataset_sha: str, subset_ids: list[str] | None,
              endpoints: Endpoints | None = None) -> dict[str, Any]:
+    job = as_job(job)
+    cfg = job.cfg
     return {
-        "ingest": ingest_spec(cfg, strategy, dataset_sha, endpoints),
+        "ingest": ingest_spec(job, strategy, dataset_sha, endpoints),
         "dataset": {"name": cfg.dataset.name, "subset": subset_ids},
-        "actor": _role(cfg, Role.ACTOR, endpoints),
-        "judge": judge_spec(cfg, endpoints),
+        "actor": _role(job, Role.ACTOR, endpoints),
+        "judge": judge_spec(job, endpoints),
         "answer": {"method": cfg.answer.method, "history_format": cfg.answer.history_format,
                    "max_tokens": cfg.answer.max_tokens, "temperature": cfg.answer.temperature},
         "epoch": cfg.run.epoch,
     }
 
 
-def run_key(cfg: RootCfg, strategy: str, dataset_sha: str, subset_ids: list[str] | None,
+def run_key(job: Job | RootCfg, strategy: str, dataset_sha: str, subset_ids: list[str] | None,
             endpoints: Endpoints | None = None) -> str:
-    return f"{strategy}-{short_hash(run_spec(cfg, strategy, dataset_sha, subset_ids, endpoints))}"
+    return f"{strategy}-{short_hash(run_spec(job, strategy, dataset_sha, subset_ids, endpoints))}"
 
 
-def ingest_key(cfg: RootCfg, strategy: str, dataset_sha: str, endpoints: Endpoints | None = None) -> str:
-    return f"{strategy}-{short_hash(ingest_spec(cfg, strategy, dataset_sha, endpoints))}"
+def ingest_key(job: Job | RootCfg, strategy: str, dataset_sha: str, endpoints: Endpoints | None = None) -> str:
+    return f"{strategy}-{short_hash(ingest_spec(job, strategy, dataset_sha, endpoints))}"

@@ -19,9 +19,12 @@ from __future__ import annotations
 import asyncio
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from bench.config import RootCfg
+
+if TYPE_CHECKING:
+    from bench.assemble import Job
 from bench.gateway.local import TOKEN_SAFETY_MARGIN, ServerInfo, probe_server, scrub_url, server_token_count
 from bench.roles import Role
 
@@ -123,29 +126,31 @@ class CallSize:
     setting: str  # what to lower when it does not fit
 
 
-def call_sizes(cfg: RootCfg, strategies: Iterable[str]) -> list[CallSize]:
-    """What the run's calls carry: the Actor's window plus its answer budget, and per OM strategy its Observer and
-    Reflector requests (instructions + thresholds + output caps)."""
-    from bench.assemble import configured_strategy, replay_settings
+def _job(cfg: Job | RootCfg) -> Job:
+    from bench.assemble import assemble
 
-    settings = replay_settings(cfg)
-    window = cfg.model.actor_max_input_tokens  # the reader prompt is cut to it less answer.max_tokens: both fit
+    return cfg if not isinstance(cfg, RootCfg) else assemble(cfg)
+
+
+def call_sizes(cfg: Job | RootCfg, strategies: Iterable[str]) -> list[CallSize]:
+    """What the run's calls carry: the Actor's window plus its answer budget, and per strategy running om_core's
+    engine (its resolved `OMConfig`) its Observer and Reflector requests (instructions + thresholds + caps)."""
+    from om_core import OMConfig
+
+    job = _job(cfg)
+    window = job.cfg.model.actor_max_input_tokens  # the reader prompt is cut to it less answer.max_tokens: both fit
     out = [CallSize(Role.ACTOR, window, window, "model.actor_max_input_tokens")]
     for key in strategies:
-        spec = configured_strategy(cfg, key, settings)
-        if spec.kind != "om":
-            continue
-        out += _om_sizes(key, spec.params, settings.actor_model)
+        resolved = job.spec(key).resolved
+        if isinstance(resolved, OMConfig):
+            out += _om_sizes(key, resolved)
     return out
 
 
-def _om_sizes(key: str, params: Any, actor_model: str) -> list[CallSize]:
-    from bench.strategies.om import om_config
-    from om_core.formats import build_observer_system_prompt
-    from om_core.formats import build_reflector_system_prompt
-    from om_core.tokens import default_counter
+def _om_sizes(key: str, c: Any) -> list[CallSize]:
+    from om_core import default_counter
+    from om_core.formats import build_observer_system_prompt, build_reflector_system_prompt
 
-    c = om_config(params, actor_model)
     count = default_counter().count_string
     multi = c.scope == "resource"
     observer = count(build_observer_system_prompt(c.profile, multi_thread=multi)) + 200  # + the task message
@@ -191,20 +196,19 @@ def check_endpoints(endpoints: dict[Role, Endpoint], sizes: list[CallSize]) -> l
     return out
 
 
-def check_local_servers(cfg: RootCfg) -> list[str]:
+def check_local_servers(cfg: Job | RootCfg) -> list[str]:
     """Probe the self-hosted servers of the job's roles and check its calls fit their windows. Returns the warnings
     (one line each); raises UserError with one line per error."""
     from bench.errors import UserError
-    from bench.assemble import configured_strategy, replay_settings
 
-    settings = replay_settings(cfg)
+    job = _job(cfg)
     roles: set[Role] = {Role.ACTOR, Role.JUDGE}
-    for key in cfg.run_strategies:
-        roles |= set(configured_strategy(cfg, key, settings).roles)
-    endpoints = probe_endpoints(cfg, roles)
+    for spec in job.strategies.values():
+        roles |= set(spec.roles)
+    endpoints = probe_endpoints(job.cfg, roles)
     if not endpoints:
         return []
-    findings = check_endpoints(endpoints, call_sizes(cfg, cfg.run_strategies))
+    findings = check_endpoints(endpoints, call_sizes(job, job.cfg.run_strategies))
     errors = [m for level, m in findings if level == "error"]
     if errors:
         raise UserError("\n".join(errors))

@@ -12,7 +12,7 @@ from bench.store.contract import RunManifest
 from bench.secrets import redact
 
 if TYPE_CHECKING:
-    from bench.config import RootCfg
+    from bench.assemble import Job
     from bench.data.dataset import Dataset
 
 _PACKAGES = ("om-bench", "litellm", "tiktoken", "duckdb", "hydra-core", "pandas", "matplotlib", "rank-bm25")
@@ -47,24 +47,23 @@ def price_map_label(info: dict[str, Any]) -> str:
     return f"litellm-{info.get('litellm_version')}/{info.get('source')}" + (f"@{str(rev)[:12]}" if rev else "")
 
 
-def build_manifest(cfg: RootCfg, ds: Dataset, strategy: str, key: str, raw_cfg: dict[str, Any]) -> RunManifest:
+def build_manifest(job: Job, ds: Dataset, strategy: str, key: str, raw_cfg: dict[str, Any]) -> RunManifest:
     """The `runs` row of one strategy over one dataset under one job config."""
+    from bench.evaluate.judge import judge_protocol
     from bench.gateway.usage import price_map_version
 
-    from bench.evaluate.judge import judge_protocol
-    from bench.benchmarks.longmemeval.judge_templates import resolve_templates
-
+    cfg = job.cfg
     commit, dirty = git_state()
     prices = price_map_version()
-    j = cfg.judge
-    judge = judge_protocol(resolve_templates(j.source, j.official_repo, ask_reason=j.ask_reason), j.parse)
+    judge = judge_protocol(job.judge.templates, job.judge.parse)
     return RunManifest(
         run_key=key, name=cfg.experiment_name, strategy=strategy, config=redact(raw_cfg),
         git_commit=commit, git_dirty=dirty, package_versions=package_versions(),
         dataset_name=ds.name, dataset_sha256=ds.sha256, dataset_split=ds.split,
-        n_questions_planned=len(ds.instances), tokenizer=TOKENIZER, price_map_version=price_map_label(prices),
+        n_questions_planned=len(ds), tokenizer=TOKENIZER, price_map_version=price_map_label(prices),
         actor_model=cfg.model.actor.model, judge_model=cfg.model.judge.model,
-        extra={"spec": redact(run_spec(cfg, strategy, ds.sha256, ds.subset_ids)), "dataset_official": ds.official,
+        extra={"spec": redact(run_spec(job, strategy, ds.sha256, ds.subset_ids)), "dataset_official": ds.official,
+               "benchmark": job.benchmark.name, "isolation_unit": job.benchmark.isolation_unit,
                "dataset_path": str(ds.path) if ds.path else None, "subset_ids": ds.subset_ids, "price_map": prices,
                "judge": judge},
     )

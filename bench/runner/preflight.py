@@ -1,9 +1,9 @@
 """Preflight: what can be known before the first question is sent, checked before any data is loaded or any
 result written, so a run that cannot succeed fails in seconds with one line per problem (exit 2).
 
-The checks are independent functions over one `PreflightContext` (the validated config and the model of
-every role the job will call), registered by name in `CHECKS`; a later check is one function and one
-`register_check` call. Each yields `Finding`s: an `error` stops the run, a `warning` is printed and the run
+The checks are independent functions over one `PreflightContext` (the assembled job: its config, the model of
+every role it will call, its strategies resolved once), registered by name in `CHECKS` (a `bench.registry`
+registry); a later check is one function and one `register_check` call. Each yields `Finding`s: an `error` stops the run, a `warning` is printed and the run
 goes on. `run.preflight=false` (`ombench run --skip-preflight`) skips them all, for gateways they
 misjudge.
 
@@ -13,8 +13,8 @@ Built in:
   (`gateway.api_base`: a self-hosted server, sent a placeholder key) or by an in-process provider (the offline
   engine) needs none; a remote base URL (a proxy) needs its provider's key as usual. Skipped in a dry run.
 - `context_windows`: `model.actor_max_input_tokens` and the tokens each strategy's calls carry at least
-  (`StrategyBase.call_inputs`: OM's thresholds, compaction's) fit the models' context windows (litellm's
-  model info); a window litellm does not know is a warning.
+  (`StrategyBase.call_inputs`: OM's thresholds as its resolved engine config holds them, compaction's) fit the
+  models' context windows (litellm's model info); a window litellm does not know is a warning.
 - `prices`: every real model has a price in litellm's price map (else its cost is recorded as unknown).
 - `judge_templates`: `judge.source=official` finds the official script (a checkout, the cache, or the
   pinned download).
@@ -28,11 +28,15 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Literal, Mapping, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, TextIO
 
 from bench.config import RootCfg
 from bench.errors import ConfigError, UserError
+from bench.registry import Registry
 from bench.roles import Role
+
+if TYPE_CHECKING:
+    from bench.assemble import Job
 
 Level = Literal["error", "warning"]
 
@@ -62,6 +66,7 @@ class PreflightContext:
     roles: dict[Role, str]  # role -> litellm model string
     inputs: list[tuple[str, Role, int]] = field(default_factory=list)  # (strategy, role, tokens per call at least)
     env: Mapping[str, str] = field(default_factory=lambda: os.environ)  # where keys are looked for
+    job: Job | None = None  # the assembled job (its judge templates, resolved once)
     _info: dict[str, dict[str, Any] | None] = field(default_factory=dict, repr=False)
 
     def provider(self, model: str) -> str:
@@ -106,26 +111,27 @@ class PreflightContext:
 Check = Callable[[PreflightContext], Iterable[Finding]]
 
 
-def _roles_of(cfg: RootCfg) -> tuple[dict[Role, str], list[tuple[str, Role, int]]]:
-    from bench.assemble import configured_strategy, replay_settings
-
-    settings = replay_settings(cfg)
+def _roles_of(job: Job) -> tuple[dict[Role, str], list[tuple[str, Role, int]]]:
+    cfg = job.cfg
     roles = {Role.ACTOR: cfg.model.actor.model, Role.JUDGE: cfg.model.judge.model}
     inputs: list[tuple[str, Role, int]] = []
-    for key in cfg.run_strategies:
-        spec = configured_strategy(cfg, key, settings)
+    for key, spec in job.strategies.items():
         for role in sorted(spec.roles):
             roles.setdefault(role, cfg.model.role(role).model)
         inputs.extend((key, role, tokens) for role, tokens in spec.call_inputs().items())
     return roles, inputs
 
 
-def build_context(cfg: RootCfg, *, dry_run: bool = False) -> PreflightContext:
+def build_context(job: Job | RootCfg, *, dry_run: bool = False) -> PreflightContext:
+    """The checks' view of an assembled job (a `RootCfg` is assembled first)."""
     from bench import offline
+    from bench.assemble import assemble
 
     offline.register()  # the offline engine is an in-process provider: it needs no key
-    roles, inputs = _roles_of(cfg)
-    return PreflightContext(cfg, dry_run, roles, inputs)
+    if isinstance(job, RootCfg):
+        job = assemble(job)
+    roles, inputs = _roles_of(job)
+    return PreflightContext(job.cfg, dry_run, roles, inputs, job=job)
 
 
 # ---- the checks -------------------------------------------------------------------------------------------
@@ -245,10 +251,14 @@ def check_judge_templates(ctx: PreflightContext) -> Iterable[Finding]:
     j = ctx.cfg.judge
     if j.source != "official" or ctx.dry_run:  # a dry run falls back to the builtin wording by itself
         return
-    from bench.benchmarks.longmemeval.judge_templates import resolve_templates
-
     try:
-        resolve_templates(j.source, j.official_repo, ask_reason=j.ask_reason)
+        if ctx.job is not None:
+            _ = ctx.job.judge.templates  # resolved once: the run reads the same set
+        else:
+            from bench.benchmarks import get_benchmark
+
+            get_benchmark(ctx.cfg.dataset.benchmark).judge_templates(j.source, j.official_repo,
+                                                                      ask_reason=j.ask_reason)
     except ConfigError as exc:
         yield Finding("judge_templates", "error", str(exc))
 
@@ -259,7 +269,7 @@ def check_local_servers(ctx: PreflightContext) -> Iterable[Finding]:
     from bench.runner.local_servers import check_local_servers as probe
 
     try:
-        warnings = probe(ctx.cfg)
+        warnings = probe(ctx.job if ctx.job is not None else ctx.cfg)
     except UserError as exc:
         for line in str(exc).splitlines():
             yield Finding("local_servers", "error", line)
@@ -268,13 +278,13 @@ def check_local_servers(ctx: PreflightContext) -> Iterable[Finding]:
         yield Finding("local_servers", "warning", line)
 
 
-CHECKS: dict[str, Check] = {
+CHECKS: Registry[Check] = Registry("preflight check", {
     "credentials": check_credentials,
     "context_windows": check_context_windows,
     "prices": check_prices,
     "judge_templates": check_judge_templates,
     "local_servers": check_local_servers,
-}
+})
 # checks that may reach the network: skipped once an earlier check found an error (the run cannot start
 # anyway, and the answer should come at once)
 NETWORK_CHECKS: set[str] = {"judge_templates", "local_servers"}
@@ -283,7 +293,7 @@ NETWORK_CHECKS: set[str] = {"judge_templates", "local_servers"}
 def register_check(name: str, check: Check, *, network: bool = False) -> None:
     """Add (or replace) a named check; it runs after the ones registered before it. `network`: it may wait
     on the network, so it is skipped when an earlier check already failed."""
-    CHECKS[name] = check
+    CHECKS.register(name, check)
     if network:
         NETWORK_CHECKS.add(name)
     else:
@@ -296,11 +306,11 @@ def run_checks(ctx: PreflightContext, names: Iterable[str] | None = None) -> lis
     for name in (list(names) if names is not None else list(CHECKS)):
         if name in NETWORK_CHECKS and any(f.level == "error" for f in out):
             continue
-        out.extend(CHECKS[name](ctx))
+        out.extend(CHECKS.get(name)(ctx))
     return out
 
 
-def preflight(cfg: RootCfg, *, dry_run: bool = False, out: TextIO | None = None) -> list[Finding]:
+def preflight(cfg: Job | RootCfg, *, dry_run: bool = False, out: TextIO | None = None) -> list[Finding]:
     """Run every check; print warnings (one line each) and raise PreflightError when any check found an error.
     Returns the findings of a run that may go on."""
     stream = out or sys.stderr

@@ -1,5 +1,6 @@
-"""One question end to end: replay the haystack through a strategy (or restore its checkpoint), simulate caches,
-answer with the Actor, judge, and return the `QuestionResult` the store writes in one transaction."""
+"""Questions end to end: replay a unit's conversation through a strategy once (or restore its questions'
+checkpoints), simulate caches, answer each question with the Actor, judge it, and return the `QuestionResult`
+the store writes in one transaction per question."""
 
 from __future__ import annotations
 
@@ -7,9 +8,8 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable
 
-from bench.config import RootCfg
+from bench.benchmarks.base import Unit
 from bench.data.schema import Instance
-from bench.benchmarks.longmemeval.retrieval import retrieval_rows
 from bench.prompt import Prompt
 from bench.records import CallRecord, collect_calls
 from bench.roles import Role
@@ -26,6 +26,7 @@ from bench.store.contract import (
 from bench.strategies import StrategySpec
 
 if TYPE_CHECKING:  # the gateway imports litellm: load it only when a run starts
+    from bench.assemble import Job
     from bench.cachesim.base import CacheSimulator
     from bench.cachesim.pricing import CachePricing
     from bench.evaluate.judge import Judge, Judgment
@@ -37,7 +38,7 @@ if TYPE_CHECKING:  # the gateway imports litellm: load it only when a run starts
 class QuestionEnv:
     """Everything a question needs that is shared across the questions of one run."""
 
-    cfg: RootCfg
+    job: Job  # the assembled job: config, benchmark, resolved strategies, judge, caches
     strategy: StrategySpec  # resolved from the config: class, params, roles, replay settings
     gateway: Gateway
     counter: TokenCounter
@@ -58,24 +59,27 @@ def _prompt_to_json(p: Prompt) -> dict[str, Any]:
     return {"segments": [asdict(s) for s in p.segments], "meta": p.meta}
 
 
-async def ingest(inst: Instance, env: QuestionEnv) -> dict[str, Any]:
-    """Replay the haystack and render the question-time prompt (bench.ingest.ingest_question); returns a
-    checkpoint payload."""
-    from bench.ingest import ingest_question
+async def ingest(unit: Unit, env: QuestionEnv) -> list[dict[str, Any]]:
+    """Replay the unit's conversation once and render each question's prompt at its time
+    (bench.ingest.ingest_unit); one checkpoint payload per question, in the unit's order."""
+    from bench import ingest as pipeline
 
-    got = await ingest_question(inst, env.strategy, env.gateway, env.counter, env.make_sims(),
-                                keep_messages=env.cfg.output.store_prompts == "all")
-    mark_question_memory(got.turns, got.question_prompt)
-    return {
-        "question_id": inst.question_id,
-        "state": got.strategy.state(),
-        "turns": got.turns,
-        "calls": [call_row(c, i, "ingest") for i, c in enumerate(got.calls)],
-        "question_prompt": _prompt_to_json(got.question_prompt),
-        "question_cache": got.question_cache,
-        "question_time": got.question_time.isoformat(),
-        "outputs": [asdict(o) for o in MemoryOutputRow.group(got.outputs)],
-    }
+    got = await pipeline.ingest_unit(unit, env.strategy, env.gateway, env.counter, env.make_sims(),
+                                     keep_messages=env.job.cfg.output.store_prompts == "all")
+    out = []
+    for inst, part in zip(unit.questions, got):
+        mark_question_memory(part.turns, part.question_prompt)
+        out.append({
+            "question_id": inst.question_id,
+            "state": part.memory_state(),
+            "turns": part.turns,
+            "calls": [call_row(c, i, "ingest") for i, c in enumerate(part.calls)],
+            "question_prompt": _prompt_to_json(part.question_prompt),
+            "question_cache": part.question_cache,
+            "question_time": part.question_time.isoformat(),
+            "outputs": [asdict(o) for o in MemoryOutputRow.group(part.outputs)],
+        })
+    return out
 
 
 QUESTION_MEMORY_EMPTY = "question_memory_empty"  # event: the question was answered with an empty memory
@@ -161,27 +165,46 @@ def _each(part: str, items: list[Any], convert: Callable[[Any], Any]) -> list[An
     return out
 
 
-async def ingested(inst: Instance, env: QuestionEnv) -> tuple[Ingested, bool]:
-    """The question's ingestion and whether it came from a checkpoint: a usable checkpoint, else a replay (then
-    saved). Raises StorageFailure when the checkpoint cannot be written."""
+async def ingested(unit: Unit, todo: set[str], env: QuestionEnv) -> dict[str, tuple[Ingested, bool]]:
+    """The ingestion of each question of `todo` in the unit and whether it came from a checkpoint: usable
+    checkpoints for all of them, else one replay of the unit (then every question's checkpoint is saved).
+    Raises StorageFailure when a checkpoint cannot be written."""
     memory_view = env.strategy.cls.memory_view
+    wanted = [q.question_id for q in unit.questions if q.question_id in todo]
     if env.checkpoints is not None:
-        got = env.checkpoints.restore(inst.question_id, lambda p: parse_checkpoint(p, memory_view))
-        if got is not None:
-            return got, True
-    payload = await ingest(inst, env)
-    parsed = parse_checkpoint(payload, memory_view)
-    if env.checkpoints is not None:
-        env.checkpoints.save(inst.question_id, payload)
-    return parsed, False
+        restored = {}
+        for qid in wanted:
+            got = env.checkpoints.restore(qid, lambda p: parse_checkpoint(p, memory_view))
+            if got is None:
+                break
+            restored[qid] = (got, True)
+        else:
+            return restored
+    out = {}
+    for payload in await ingest(unit, env):
+        qid = payload["question_id"]
+        parsed = parse_checkpoint(payload, memory_view)
+        if env.checkpoints is not None:
+            env.checkpoints.save(qid, payload)
+        if qid in todo:
+            out[qid] = (parsed, False)
+    return out
 
 
 async def process_question(inst: Instance, env: QuestionEnv) -> QuestionResult:
+    """One question alone: its replay (or checkpoint), answer and judgment."""
+    got, restored = (await ingested(Unit.of(inst), {inst.question_id}, env))[inst.question_id]
+    return await answer_question(inst, got, restored, env)
+
+
+async def answer_question(inst: Instance, got: Ingested, restored: bool, env: QuestionEnv,
+                          unit_key: str | None = None) -> QuestionResult:
+    """Answer one ingested question with the Actor, judge it, and gather its rows. `unit_key`: the key of a
+    shared conversation's labels (retrieval scores map them back)."""
     from bench.evaluate.answer import answer as answer_call
     from bench.gateway import GatewayError
 
-    cfg = env.cfg
-    got, restored = await ingested(inst, env)
+    cfg = env.job.cfg
     qprompt = got.question_prompt
 
     error: str | None = None
@@ -223,14 +246,14 @@ async def process_question(inst: Instance, env: QuestionEnv) -> QuestionResult:
     sample = sample_row(inst, env, calls, hypothesis, judgment, error, restored)
     if second is not None:
         sample = replace(sample, label_second=bool(second.label), judge_second_raw=second.raw,
-                         judge_second_model=env.cfg.judge.second_model)
+                         judge_second_model=cfg.judge.second_model)
     return QuestionResult(
         sample=sample,
         calls=calls,
         turns=got.turns,
         judgments=judgment_rows(judgment, env.judge_model_name),
         memory=got.memory,
-        retrieval=retrieval_rows(inst, qprompt.meta),
+        retrieval=env.job.benchmark.retrieval_rows(inst, qprompt.meta, unit_key),
         outputs=got.outputs,
     )
 
@@ -249,7 +272,7 @@ def sample_row(inst: Instance, env: QuestionEnv, calls: list[CallRow], hypothesi
     return SampleRow(
         question_id=inst.question_id,
         question_type=inst.question_type,
-        is_abstention=inst.is_abstention,
+        is_abstention=env.job.benchmark.is_abstention(inst),
         hypothesis=hypothesis,
         label=bool(judgment.label) if judgment else None,
         label_strict=bool(judgment.label_strict) if judgment else None,

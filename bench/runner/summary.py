@@ -10,10 +10,8 @@ from typing import Any
 
 import pandas as pd
 
-from bench.evaluate.metrics import TYPE_ORDER
 from bench.report.data import choose_profile, dataset_label
 from bench.report.labels import RunId, details, short_labels, swept_by_run
-from bench.report.plotting import SHORT
 
 WIDTH = 100
 LABEL_W = 25
@@ -41,13 +39,16 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
     Raises UserError when the file is missing or of another format."""
     from bench.store import Results
 
+    from bench.benchmarks import benchmark_of_runs
     from bench.report.diagnostics import by_run
 
     with Results(db_path) as res:
         heads = res.headline(run_keys)
         prof = choose_profile(profile, res.profiles())
         cache, prefill, cost, acc = res.cache(), res.prefill(), res.cost(), res.accuracy_by_type()
-        configs = {r.run_key: r.config for r in res.runs().itertuples()}
+        runs = res.runs()
+        configs = {r.run_key: r.config for r in runs.itertuples()}
+        extras = {r.run_key: r.extra for r in runs.itertuples()} if "extra" in runs else {}
         diagnostics = by_run(res.memory_outputs(), res.memory_summary())
         unpriced = res.unpriced_calls()
     ids = [RunId(h.run_key, h.name or h.run_key, h.strategy or "?", _kind(h.strategy or "?", configs.get(h.run_key)),
@@ -74,6 +75,7 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
             "usd_per_q": _opt(usd.iloc[0]) if len(usd) else None,
             "unpriced": int(unpriced.n_calls[unpriced.run_key == h.run_key].sum()) if len(unpriced) else 0,
             "judge": _opt(h.judge_model), "memory": diagnostics.get(h.run_key),
+            "benchmark": benchmark_of_runs([extras.get(h.run_key)]),
         })
     return rows, prof
 
@@ -87,10 +89,12 @@ def _cut(s: str, w: int) -> str:
 
 
 def accuracy_table(rows: list[dict[str, Any]]) -> list[str]:
-    types = [t for t in TYPE_ORDER if any(t in r["per_type"] for r in rows)]
+    bench = _benchmark(rows)
+    have = {t for r in rows for t in r["per_type"]}
+    types = [t for t in bench.question_types if t in have] + sorted(have - set(bench.question_types))
     types += sorted({t for r in rows for t in r["per_type"]} - set(types))[: max(0, 8 - len(types))]
     head = f"{'run':<{LABEL_W}}{'n':>9}{'micro':>8}{'macro':>8}{'abst':>8}" + "".join(
-        f"{SHORT.get(t, t[:5]):>6}" for t in types)
+        f"{bench.short_labels.get(t, t[:5]):>6}" for t in types)
     lines = [head, "-" * len(head)]
     for r in rows:
         n = f"{r['n']}/{r['planned']}" if r["planned"] and r["n"] < r["planned"] else str(r["n"])
@@ -149,17 +153,27 @@ def memory_table(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-OFFICIAL_JUDGE = "gpt-4o-2024-08-06"
+def _benchmark(rows: list[dict[str, Any]]) -> Any:
+    """The benchmark of the summarised runs (LongMemEval unless every run names another)."""
+    from bench.benchmarks import get_benchmark
+
+    found = {id(r["benchmark"]): r["benchmark"] for r in rows if r.get("benchmark") is not None}
+    return next(iter(found.values())) if len(found) == 1 else get_benchmark("longmemeval")
 
 
 def judge_line(rows: list[dict[str, Any]]) -> str | None:
-    """The judge model(s), with a warning (two lines) when it is not LongMemEval's official gpt-4o-2024-08-06."""
+    """The judge model(s), with a warning (two lines) when it is not the benchmark's official judge (LongMemEval:
+    gpt-4o-2024-08-06)."""
     judges = sorted({str(r["judge"]) for r in rows if r.get("judge")})
     if not judges:
         return None
-    if all(j.split("/")[-1] == OFFICIAL_JUDGE for j in judges):
-        return f"judge: {', '.join(judges)} (LongMemEval's official judge)"
-    return (f"warning: the judge is not LongMemEval's official {OFFICIAL_JUDGE}: accuracy is not comparable\n"
+    bench = _benchmark(rows)
+    ref = bench.reference_judge
+    if ref is None:
+        return f"judge: {', '.join(judges)}"
+    if all(j.split("/")[-1] == ref for j in judges):
+        return f"judge: {', '.join(judges)} ({bench.title}'s official judge)"
+    return (f"warning: the judge is not {bench.title}'s official {ref}: accuracy is not comparable\n"
             f"  with published scores (judge: {', '.join(judges)})")
 
 
@@ -219,7 +233,8 @@ def working_memory_notes(db_path: str | Path, rows: list[dict[str, Any]] | None 
     rows = rows if rows is not None else summary_rows(db_path)[0]
     with Results(db_path) as res:
         turns = res.turns()
-        configs = {r.run_key: r.config for r in res.runs().itertuples()}
+        runs = res.runs()
+        configs = {r.run_key: r.config for r in runs.itertuples()}
     out = []
     for r in rows:
         params = _params(r["strategy"] or "", configs.get(r["run_key"]))

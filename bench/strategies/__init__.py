@@ -62,6 +62,7 @@ class StrategySpec:
     params: Any
     roles: frozenset[Role]
     settings: ReplaySettings
+    resolved: Any = None  # the class's `resolve` of the params, built once (OM: its OMConfig)
 
     @property
     def kind(self) -> str:
@@ -69,11 +70,11 @@ class StrategySpec:
 
     def key_params(self) -> dict[str, Any]:
         """The resolved params that key the ingestion checkpoint (see `StrategyBase.key_params`)."""
-        return self.cls.key_params(self.params, self.settings)
+        return self.cls.key_params(self.params, self.settings, self.resolved)
 
     def call_inputs(self) -> dict[Role, int]:
         """Tokens one call to each role carries at least (see `StrategyBase.call_inputs`)."""
-        return self.cls.call_inputs(self.params, self.settings)
+        return self.cls.call_inputs(self.params, self.settings, self.resolved)
 
     def build(self, ctx: StrategyContext) -> Strategy:
         """A fresh instance for one question."""
@@ -91,13 +92,14 @@ def resolve_strategy(kind: str, params: Mapping[str, Any] | None, settings: Repl
     settings = settings or ReplaySettings()
     try:
         p = cls.parse({**settings.common_params(), **dict(params or {})})
-        cls.check(p, settings)
+        resolved = cls.resolve(p, settings)
+        cls.check(p, settings, resolved)
     except ConfigError as exc:
         if not name or name == kind:
             raise
         # a variant (`om_small: {name: om}`) is configured under its own key: the message names that key
         raise ConfigError(re.sub(rf"\bstrategies\.{re.escape(kind)}(?=[.:\s]|$)", f"strategies.{name}", str(exc))) from None
-    return StrategySpec(name or kind, cls, p, cls.model_roles(p), settings)
+    return StrategySpec(name or kind, cls, p, cls.model_roles(p), settings, resolved)
 
 
 def make_strategy(name: str, params: Mapping[str, Any] | None, ctx: StrategyContext) -> Strategy:

@@ -41,6 +41,10 @@ class StrategyContext:
     output_budget: int
     system_prompt: str
     resource_id: str
+    # what the class's `resolve` made of its params for this job, built once (OM: the engine's OMConfig)
+    resolved: Any = None
+    # the benchmark's reader prompt layout (bench.benchmarks.base.Reader), for strategies that render it
+    reader: Any = None
 
     def model(self, role: str, strategy: str) -> ChatModel:
         m = self.models.get(role)
@@ -55,8 +59,8 @@ class StrategyContext:
 
 @dataclass(frozen=True)
 class ReplaySettings:
-    """The job-level settings every question's replay shares (`bench.ingest.replay_settings(cfg)` reads them
-    from the config; `ombench run` and `ombench perf` both go through it)."""
+    """The job-level settings every question's replay shares (`bench.assemble.replay_settings(cfg)` reads them
+    from the config once per job; `ombench run`, `ombench perf` and the dry run all go through it)."""
 
     actor_model: str = "gpt-4o"  # the Actor's model: its simulated prompts are observed under it; OM's auto idle TTL
     max_input_tokens: int = 128000  # the Actor's context window (tokens)
@@ -67,6 +71,13 @@ class ReplaySettings:
     await_background: bool = True  # wait for background memory work after each turn (deterministic)
     turn_offset_s: float = 5.0  # seconds between consecutive messages of a session
     think_time_s: float = 0.0  # seconds from a user message (or the question) to the Actor call
+    benchmark: str = "longmemeval"  # whose reader prompt strategies render (bench.benchmarks)
+    # (role, model) of the background roles, as the gateway will call them: model-dependent engine rules
+    # (OM's Reflector start level) see the models actually called
+    role_models: tuple[tuple[str, str], ...] = ()
+
+    def role_model(self, role: Role) -> str | None:
+        return dict(self.role_models).get(role.value)
 
     def common_params(self) -> dict[str, Any]:
         """The params every strategy is offered (COMMON_PARAMS); a strategy's own config value wins."""
@@ -106,6 +117,8 @@ class StrategyBase(abc.ABC):
       window and output budget shape them (they join the ingestion key).
     - `uses_oracle_view`: replay `Instance.oracle_view()` (evidence sessions only) instead of `view()`.
     - `key_params`: the params, resolved, that key its ingestion checkpoint.
+    - `resolve`: what the params resolve to under the job's settings, built once per job and handed to
+      `check`, `call_inputs`, `key_params` (as `resolved`) and to every instance (`StrategyContext.resolved`).
     """
 
     name: ClassVar[str]
@@ -137,7 +150,13 @@ class StrategyBase(abc.ABC):
         return parse_params(cls.params_type, params, cls.name, ignore=COMMON_PARAMS)
 
     @classmethod
-    def check(cls, p: Any, settings: ReplaySettings) -> None:
+    def resolve(cls, p: Any, settings: ReplaySettings) -> Any:
+        """What these params resolve to under the job's settings (OM: the engine's `OMConfig`), built once per
+        job. Raises ConfigError (one line) for a combination that cannot resolve. Default: nothing (None)."""
+        return None
+
+    @classmethod
+    def check(cls, p: Any, settings: ReplaySettings, resolved: Any = None) -> None:
         """Rules across params and the job's settings, checked with the config before any question (each
         param's own range is declared with it: `Annotated[int, Range(...)]`, bench.strategies.params). Raises
         ConfigError (one line naming `strategies.<name>.params.<knob>` and the fix). Default: none."""
@@ -156,14 +175,14 @@ class StrategyBase(abc.ABC):
         return []
 
     @classmethod
-    def call_inputs(cls, p: Any, settings: ReplaySettings) -> dict[Role, int]:
+    def call_inputs(cls, p: Any, settings: ReplaySettings, resolved: Any = None) -> dict[Role, int]:
         """Prompt tokens (at least) that one call to each of its roles carries under these params: the thresholds
         a model's context window must hold. The preflight compares them with the configured models' windows
         before any question. Default: none declared."""
         return {}
 
     @classmethod
-    def key_params(cls, p: Any, settings: ReplaySettings) -> dict[str, Any]:
+    def key_params(cls, p: Any, settings: ReplaySettings, resolved: Any = None) -> dict[str, Any]:
         """What of the params changes the replay (memory, prompts, turn series), as resolved values: a value
         spelled out equal to its default gives the same dict. Default: every field of the params dataclass;
         a strategy overrides this to resolve derived values (a fraction of the window into tokens, ...)."""

@@ -113,7 +113,7 @@ class CompactionStrategy(StrategyBase):
         self._tokens = self._summary_tokens() + sum(m.tokens for m in self.msgs)
 
     @classmethod
-    def check(cls, p: CompactionParams, settings: ReplaySettings) -> None:
+    def check(cls, p: CompactionParams, settings: ReplaySettings, resolved: Any = None) -> None:
         cls._check(threshold_tokens(p.threshold, settings.max_input_tokens), p.keep_recent_tokens,
                    settings.max_input_tokens)
 
@@ -130,13 +130,13 @@ class CompactionStrategy(StrategyBase):
                               f"(model.actor_max_input_tokens={window:,}); lower it, or give a fraction in (0, 1)")
 
     @classmethod
-    def call_inputs(cls, p: CompactionParams, settings: ReplaySettings) -> dict[Role, int]:
+    def call_inputs(cls, p: CompactionParams, settings: ReplaySettings, resolved: Any = None) -> dict[Role, int]:
         # the summariser condenses up to the threshold minus what stays raw; the Actor holds up to the threshold
         limit = threshold_tokens(p.threshold, settings.max_input_tokens)
         return {Role.SUMMARIZER: max(0, limit - p.keep_recent_tokens), Role.ACTOR: limit}
 
     @classmethod
-    def key_params(cls, p: CompactionParams, settings: ReplaySettings) -> dict[str, Any]:
+    def key_params(cls, p: CompactionParams, settings: ReplaySettings, resolved: Any = None) -> dict[str, Any]:
         # a fraction of the window and the token count it stands for are the same setting
         return {**asdict(p), "threshold": threshold_tokens(p.threshold, settings.max_input_tokens)}
 

@@ -1,4 +1,5 @@
-"""full_context: everything so far, in the official LongMemEval reader layout, cut to the Actor's window.
+"""full_context: everything so far, in the benchmark's reader layout (LongMemEval's official one), cut to the
+Actor's window. The layout comes with the context (`StrategyContext.reader`, the benchmark's).
 
 Turn prompt:     [system] system prompt | [user] reader instruction + one block per finished session |
                  [user]/[assistant] the current session's messages so far | [user] the new message
@@ -19,7 +20,6 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from bench.errors import ConfigError
-from bench.benchmarks.longmemeval.reader_prompt import question_block, reader_prompt_parts, session_block
 from bench.prompt import Prompt, Segment
 from bench.replay import ReplayTurn
 from bench.strategies.base import Range, ReplaySettings, StrategyBase, StrategyContext, TurnResult
@@ -58,7 +58,7 @@ class FullContextStrategy(StrategyBase):
         return window - output_budget - p.reserve_tokens
 
     @classmethod
-    def check(cls, p: FullContextParams, settings: ReplaySettings) -> None:
+    def check(cls, p: FullContextParams, settings: ReplaySettings, resolved: Any = None) -> None:
         if cls._budget(p, settings.max_input_tokens, settings.output_budget) <= 0:
             raise ConfigError(
                 f"strategies.{cls.name}.params.reserve_tokens={p.reserve_tokens}: leaves no room for history in a "
@@ -69,10 +69,11 @@ class FullContextStrategy(StrategyBase):
     def __init__(self, p: FullContextParams, ctx: StrategyContext) -> None:
         self.p = p
         self.ctx = ctx
+        self.reader = ctx.reader if ctx.reader is not None else _default_reader()
         self.budget = self._budget(p, ctx.max_input_tokens, ctx.output_budget)
         if self.budget <= 0:  # checked with the config (`check`); a context built by hand gets the same line
             self.check(p, ReplaySettings(max_input_tokens=ctx.max_input_tokens, output_budget=ctx.output_budget))
-        key, text = reader_prompt_parts([], "", "", method=self.p.method, history_format=self.p.history_format)[0]
+        key, text = self.reader.reader_prompt_parts([], "", "", method=self.p.method, history_format=self.p.history_format)[0]
         self._instr = (key, text)
         self.closed: list[SessionLog] = []
         self._closed_tokens: list[int] = []  # header (at its own position) + content tokens per finished session
@@ -105,7 +106,7 @@ class FullContextStrategy(StrategyBase):
         prompt, _ = self._render(tail=[], tail_tokens=0, new=None)
         prompt.add(
             "user",
-            question_block(question, question_date_str, self.p.method),
+            self.reader.question_block(question, question_date_str, self.p.method),
             key="reader:question",
             breakpoint=True,
             new_message=False,
@@ -151,7 +152,7 @@ class FullContextStrategy(StrategyBase):
         """(header, content) of session `s` numbered `i`; their concatenation is the official block."""
         hit = self._blocks.get((s.label, i))
         if hit is None:
-            text = session_block(i, s.view(), self.p.history_format)
+            text = self.reader.session_block(i, s.view(), self.p.history_format)
             cut = text.find(_CONTENT_MARK)
             cut = 0 if cut < 0 else cut + len(_CONTENT_MARK)
             hit = self._blocks[(s.label, i)] = (text[:cut], text[cut:])
@@ -225,3 +226,10 @@ class FullContextStrategy(StrategyBase):
                 dropped_messages=dropped,
             )
         return prompt, cut
+
+
+def _default_reader() -> Any:
+    """LongMemEval's reader layout, for a strategy built outside a job (no benchmark in its context)."""
+    from bench.benchmarks import get_benchmark
+
+    return get_benchmark("longmemeval").reader

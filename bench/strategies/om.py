@@ -37,7 +37,7 @@ from om_core.types import Role as MessageRole
 
 if TYPE_CHECKING:
     from bench.store.contract import MemoryRow
-    from om_core.config import OMConfig
+    from om_core import OMConfig
 
 
 @dataclass
@@ -112,8 +112,7 @@ class OMStrategy(StrategyBase):
         self.ctx = ctx
         self.observer = ctx.model(Role.OBSERVER, self.name)
         self.reflector = ctx.model(Role.REFLECTOR, self.name)
-        self.config = om_config(self.p, ctx.actor_model, getattr(self.observer, "model_name", None),
-                                getattr(self.reflector, "model_name", None))
+        self.config = _engine_config(p, ctx)
         self._counts: dict[str, int] = {}  # messages stored per thread, for ids "<thread>-<k>"
         self._segs = SegmentCache()
         self._open(None)
@@ -201,32 +200,48 @@ class OMStrategy(StrategyBase):
         return memory_view(state)
 
     @classmethod
-    def check(cls, p: OMParams, settings: ReplaySettings) -> None:
-        om_config(p, settings.actor_model)  # every rule om_core's OMConfig enforces, before any question
-        actor = p.message_tokens + p.observation_tokens
+    def resolve(cls, p: OMParams, settings: ReplaySettings) -> OMConfig:
+        """The engine's config, built once per job: every rule om_core's OMConfig enforces is checked here, and
+        the models of the Observer and Reflector are the ones the gateway will call (`settings.role_models`).
+        Raises ConfigError (one line)."""
+        return om_config(p, settings.actor_model, settings.role_model(Role.OBSERVER),
+                         settings.role_model(Role.REFLECTOR))
+
+    @classmethod
+    def check(cls, p: OMParams, settings: ReplaySettings, resolved: Any = None) -> None:
+        # the thresholds as the engine resolved them: `message_tokens` or its spelling under
+        # `observation.message_tokens`, whichever the config set (the nested one wins, as in OMConfig)
+        config = resolved if resolved is not None else cls.resolve(p, settings)
+        actor = config.observation.message_tokens + config.reflection.observation_tokens
         if actor > settings.max_input_tokens:
             raise ConfigError(
                 f"strategies.om.params: message_tokens + observation_tokens = {actor:,} tokens can reach the Actor, "
                 f"more than its window (model.actor_max_input_tokens={settings.max_input_tokens:,}); lower them")
 
     @classmethod
-    def call_inputs(cls, p: OMParams, settings: ReplaySettings) -> dict[Role, int]:
+    def call_inputs(cls, p: OMParams, settings: ReplaySettings, resolved: Any = None) -> dict[Role, int]:
         # the Observer reads at least `message_tokens` of raw messages, the Reflector at least
-        # `observation_tokens` of observations, and the Actor may hold both (observations + unobserved tail)
-        return {Role.OBSERVER: p.message_tokens, Role.REFLECTOR: p.observation_tokens,
-                Role.ACTOR: p.message_tokens + p.observation_tokens}
+        # `observation_tokens` of observations, and the Actor may hold both (observations + unobserved tail);
+        # read from the resolved engine config, so a threshold set as observation.message_tokens counts too
+        config = resolved if resolved is not None else cls.resolve(p, settings)
+        obs, refl = config.observation.message_tokens, config.reflection.observation_tokens
+        return {Role.OBSERVER: obs, Role.REFLECTOR: refl, Role.ACTOR: obs + refl}
 
     @classmethod
-    def key_params(cls, p: OMParams, settings: ReplaySettings) -> dict[str, Any]:
+    def key_params(cls, p: OMParams, settings: ReplaySettings, resolved: Any = None) -> dict[str, Any]:
         """The engine's resolved config (every OMConfig knob, defaults filled in), not the params as spelled.
 
         The models of the observer and reflector key the checkpoint through their roles; the actor model only
         through what it resolves (the idle TTL of activate_after_idle="auto"). The storage backend and its
         path hold the same memory, so they are left out, and so is working memory while it is off (keys of runs
         from before it existed stay valid)."""
-        config = om_config(p, settings.actor_model)
+        config = resolved if resolved is not None else cls.resolve(p, settings)
         d = asdict(config)
         d.pop("actor_model")
+        # the Observer's and Reflector's models key the checkpoint through their roles: only a model spelled
+        # in the params is part of them
+        d["observation"]["model"] = (p.observation or {}).get("model")
+        d["reflection"]["model"] = (p.reflection or {}).get("model")
         if not config.working_memory.enabled:
             d.pop("working_memory")
         return {"config": d, "idle_ms": config.idle_ms, "reflection_idle_ms": config.reflection_idle_ms,
@@ -255,3 +270,16 @@ def _text(m: ContextMessage) -> str:
         return m.content
     calls = [{"id": c.id, "name": c.name, "args": c.args, "state": c.state, "result": c.result} for c in m.tool_calls]
     return (m.content + "\n" if m.content else "") + json.dumps(calls, ensure_ascii=False, default=str)
+
+
+def _engine_config(p: OMParams, ctx: StrategyContext) -> OMConfig:
+    """The job's resolved config (`ctx.resolved`, built once) when it was resolved for the models this question
+    calls, else one built for them (a strategy built outside a job, with other models)."""
+    observer = getattr(ctx.models.get(Role.OBSERVER), "model_name", None)
+    reflector = getattr(ctx.models.get(Role.REFLECTOR), "model_name", None)
+    got = ctx.resolved
+    if got is not None and got.actor_model == ctx.actor_model and (
+            got.observation.model == ((p.observation or {}).get("model") or observer)
+            and got.reflection.model == ((p.reflection or {}).get("model") or reflector)):
+        return got
+    return om_config(p, ctx.actor_model, observer, reflector)

@@ -121,7 +121,7 @@ class RagStrategy(StrategyBase):
         return cls.roles if p.retriever == "dense" else frozenset()
 
     @classmethod
-    def key_params(cls, p: RagParams, settings: ReplaySettings) -> dict[str, Any]:
+    def key_params(cls, p: RagParams, settings: ReplaySettings, resolved: Any = None) -> dict[str, Any]:
         return {**asdict(p), "top_k": resolved_top_k(p)}
 
     # ---- indexing ---------------------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 import pytest
 
 from bench.errors import ConfigError, DataError
-from bench.evaluate.judge import Judge, judge_short_name, official_model_name, parse_mastra, parse_official, parse_strict
-from bench.benchmarks.longmemeval.judge_templates import REASON_REQUEST, builtin_templates, extract_official_templates, template_name
+from bench.benchmarks.longmemeval.rules import judge_short_name, official_model_name, template_name
+from bench.evaluate.judge import Judge, parse_mastra, parse_official, parse_strict
+from bench.benchmarks.longmemeval.judge_templates import REASON_REQUEST, builtin_templates, extract_official_templates
 from om_core.llm import Completion
 from tests.helpers.official import FAKE
 

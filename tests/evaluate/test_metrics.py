@@ -59,7 +59,8 @@ def test_paired_compare_counts_bootstrap_and_seed():
 def test_summarize_micro_macro_abstention_and_partial_note():
     rows = (
         [{"question_id": f"u{i}", "question_type": "single-session-user", "label": i < 3} for i in range(4)]
-        + [{"question_id": f"m{i}_abs", "question_type": "multi-session", "label": i == 0} for i in range(2)]
+        + [{"question_id": f"m{i}_abs", "question_type": "multi-session", "label": i == 0, "is_abstention": True}
+           for i in range(2)]
         + [{"question_id": "t0", "question_type": "temporal-reasoning", "label": None}]
     )
     m = summarize(rows, n_total=500)

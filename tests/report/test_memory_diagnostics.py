@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.report.diagnostics import MemoryDiagnostics, by_run
-from bench.runner.summary import OFFICIAL_JUDGE, format_summary, judge_line, summary_rows
+from bench.benchmarks.longmemeval.rules import OFFICIAL_JUDGE
+from bench.runner.summary import format_summary, judge_line, summary_rows
 from bench.store import (
     CallRow,
     MemoryOutputRow,

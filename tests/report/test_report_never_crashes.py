@@ -27,7 +27,7 @@ def test_wilson_bounds_hold_for_every_k_of_n_up_to_60():
 
 def _data(k: int, n: int, abst: int) -> ReportData:
     rows = [{"question_id": f"q{i}" + ("_abs" if i < abst else ""), "question_type": "multi-session",
-             "label": i < k} for i in range(n)]
+             "is_abstention": i < abst, "label": i < k} for i in range(n)]
     run = RunInfo(run_key="r", name="r", strategy="om", actor_model="offline/reader", n_planned=n, config={},
                   status="finished", kind="om", label="om", color="#d62728")
     empty = pd.DataFrame()

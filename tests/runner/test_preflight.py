@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.config import validate
+from bench.assemble import assemble
 from bench.errors import ConfigError
 from bench.roles import Role
 from bench.runner.app import run_job
@@ -23,7 +23,7 @@ def no_keys(monkeypatch):
 
 
 def _root(tmp_path, *overrides):
-    return validate(compose_cfg(tmp_path, *overrides))
+    return assemble(compose_cfg(tmp_path, *overrides))  # validated, every strategy resolved once
 
 
 def test_offline_models_need_nothing(tmp_path, no_keys) -> None:
@@ -134,7 +134,7 @@ def test_a_registered_check_runs(tmp_path) -> None:
         found = run_checks(build_context(_root(tmp_path, "run_strategies=[oracle]")))
         assert Finding("custom", "warning", "2 roles checked") in found
     finally:
-        CHECKS.pop("custom")
+        CHECKS.unregister("custom")
 
 
 def test_a_failed_preflight_writes_nothing(tmp_path, no_keys) -> None:

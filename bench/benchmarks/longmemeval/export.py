@@ -15,8 +15,14 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from bench.errors import DataError, UserError
-from bench.evaluate.judge import OFFICIAL_JUDGE, judge_short_name, official_model_name
-from bench.evaluate.metrics import TYPE_ORDER, Metrics, summarize
+from bench.benchmarks.longmemeval.rules import (
+    METRIC_ORDER,
+    OFFICIAL_JUDGE,
+    is_abstention,
+    judge_short_name,
+    official_model_name,
+)
+from bench.evaluate.metrics import Metrics, summarize
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,7 @@ def eval_rows(records: Iterable[Mapping[str, Any]], ref: Mapping[str, RefItem], 
             missing.append(qid)
             continue
         rows.append({"question_id": qid, "question_type": ref[qid].question_type, "label": bool(lab["label"]),
+                     "is_abstention": is_abstention(qid),
                      "judge_model": lab.get("model"), "hypothesis": e.get("hypothesis")})
     if missing:
         raise DataError(f"{origin}: {len(missing)} question ids are not in the reference (e.g. {missing[0]}); pass the matching REF file")
@@ -102,7 +109,7 @@ def eval_rows(records: Iterable[Mapping[str, Any]], ref: Mapping[str, RefItem], 
 def official_task_average(m: Metrics) -> float:
     """The task average as print_qa_metrics.py computes it: the mean over all six types, so nan when any type
     has no judged question (numpy's mean of an empty list)."""
-    if any(t not in m.per_type for t in TYPE_ORDER):
+    if any(t not in m.per_type for t in METRIC_ORDER):
         return float("nan")
     return m.task_averaged
 
@@ -113,7 +120,7 @@ def format_official(m: Metrics) -> str:
     beside it, so the two never silently differ."""
     note = m.n_note()
     lines = ["", "Evaluation results by task:"]
-    for t in list(TYPE_ORDER) + [t for t in m.per_type if t not in TYPE_ORDER]:
+    for t in list(METRIC_ORDER) + [t for t in m.per_type if t not in METRIC_ORDER]:
         a = m.per_type.get(t)
         if a is None:
             lines.append(f"\t{t}: nan (0)")
@@ -142,7 +149,7 @@ def metrics_from_files(eval_results: str | Path, ref: str | Path) -> tuple[Metri
     if not rows:
         raise DataError(f"{eval_results}: no judged records; check the file")
     judges = {str(r["judge_model"]) for r in rows if r["judge_model"]}
-    return summarize(rows, n_total=len(reference)), judges
+    return summarize(rows, n_total=len(reference), types=METRIC_ORDER), judges
 
 
 def write_hypotheses(rows: Iterable[Mapping[str, Any]], out: str | Path) -> int:

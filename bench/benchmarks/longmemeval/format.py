@@ -14,16 +14,9 @@ from typing import Any
 
 from bench.benchmarks.longmemeval.dates import format_lme_date, parse_any_date
 from bench.data.schema import Instance, Session, Turn
+from bench.benchmarks.longmemeval.rules import QUESTION_TYPES
 from bench.errors import DataError
 
-QUESTION_TYPES = (
-    "single-session-user",
-    "single-session-assistant",
-    "single-session-preference",
-    "multi-session",
-    "temporal-reasoning",
-    "knowledge-update",
-)
 ROLES = ("user", "assistant")
 # Key order of the S/M (cleaned) files; the oracle file orders them differently, which is harmless.
 RAW_KEYS = (

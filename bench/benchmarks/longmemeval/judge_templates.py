@@ -10,38 +10,19 @@ text (the run key includes the hash, so an edited template never reuses old labe
 from __future__ import annotations
 
 import ast
-import hashlib
-import json
 import string
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from bench.errors import ConfigError, DataError
-
-DEFAULT_TYPES = ("single-session-user", "single-session-assistant", "multi-session")
-TEMPLATE_NAMES = ("default", "temporal-reasoning", "knowledge-update", "single-session-preference", "abstention")
-QUESTION_TYPES = DEFAULT_TYPES + ("temporal-reasoning", "knowledge-update", "single-session-preference")
+from bench.benchmarks.longmemeval.rules import DEFAULT_TYPES, QUESTION_TYPES, TEMPLATE_NAMES
+from bench.errors import ConfigError
+from bench.evaluate.judge import TemplateSet
 _FIELDS = ("question", "answer", "response")  # the official .format(question, answer, response) order
 # Mastra's judge asks for a reason after a "no" at the end of every template but knowledge-update
 # (mastra-ai/mastra explorations/longmemeval/src/evaluation/longmemeval-metric.ts); `ask_reason` adds this
 # request, in our words, to the same templates.
 REASON_REQUEST = 'If your answer is "no", give the reason after it, as in "no: because ...".'
 REASON_TEMPLATES = ("default", "temporal-reasoning", "single-session-preference", "abstention")
-
-
-def template_name(question_id: str, question_type: str) -> str:
-    """Which rule set judges this question, exactly as the official script chooses it."""
-    if "_abs" in question_id:  # abstention overrides the type (substring, as the official code)
-        return "abstention"
-    if question_type in DEFAULT_TYPES:
-        return "default"
-    if question_type in ("temporal-reasoning", "knowledge-update", "single-session-preference"):
-        return question_type
-    raise DataError(
-        f"unknown question_type {question_type!r} for question {question_id!r}; "
-        f"expected one of {', '.join(QUESTION_TYPES)}"
-    )
 
 
 def builtin_templates() -> dict[str, str]:
@@ -161,25 +142,6 @@ def extract_official_templates(source: str, origin: str = "evaluate_qa.py") -> d
 def official_templates(official_repo: Path | str | None = None) -> dict[str, str]:
     """The five templates of the official script (a checkout, else the pinned download). Raises ConfigError."""
     return resolve_templates("official", official_repo).texts
-
-
-@dataclass(frozen=True)
-class TemplateSet:
-    """The judge templates a run uses, where they came from, and the hash of their text."""
-
-    texts: dict[str, str]
-    source: str  # builtin | official
-    description: str  # e.g. "om-bench builtin wording" or "LongMemEval evaluate_qa.py (downloaded, pinned ...)"
-    ask_reason: bool = False
-
-    @property
-    def sha256(self) -> str:
-        """Hash of the exact template texts (after `ask_reason`): one changed character changes it."""
-        return hashlib.sha256(json.dumps(self.texts, sort_keys=True).encode("utf-8")).hexdigest()
-
-    def describe(self) -> str:
-        extra = " + a reason after a no (Mastra)" if self.ask_reason else ""
-        return f"{self.description}{extra}, text sha256 {self.sha256[:12]}"
 
 
 def with_reason_request(texts: dict[str, str]) -> dict[str, str]:

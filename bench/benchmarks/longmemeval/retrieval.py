@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from bench.benchmarks.longmemeval.rules import is_abstention
 from bench.data.schema import Instance
 from bench.replay import build_timeline
 from bench.store.contract import RetrievalRow
@@ -64,7 +65,7 @@ def gold_session_ids(inst: Instance) -> frozenset[str]:
 
 def scorable(inst: Instance) -> bool:
     """LongMemEval scores retrieval except for abstention questions and those without a user-side gold turn."""
-    return not inst.is_abstention and bool(gold_turn_ids(inst))
+    return not is_abstention(inst.question_id) and bool(gold_turn_ids(inst))
 
 
 def _turn_id(session_id: str, user_turn: int | None, index: int) -> str:

@@ -171,7 +171,7 @@ def test_either_offline_variable_gives_one_line(variable: str, tmp_path: Path, m
 
 
 def test_pinned_hashes_are_the_official_files() -> None:
-    from bench.data.dataset import KNOWN_SHA256
+    from bench.benchmarks.longmemeval.loader import KNOWN_SHA256
     from bench.benchmarks.longmemeval.loader import KNOWN_NAMES
 
     assert {f for f, _ in KNOWN_NAMES.values()} == set(hub.PINNED_SHA256)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.benchmarks.longmemeval.rules import is_abstention
 from bench.benchmarks.longmemeval import synthetic_facts as F
 from bench.benchmarks.longmemeval.loader import load_dataset
 from bench.data.schema import Instance
@@ -45,8 +46,8 @@ def test_valid_and_covers_every_type_and_abstention() -> None:
     insts = parse_instances(raw, "synthetic")  # raises on anything the validator rejects
     assert {i.question_type for i in insts} == set(QUESTION_TYPES)
     for qtype in QUESTION_TYPES:
-        plain = [i for i in insts if i.question_type == qtype and not i.is_abstention]
-        abst = [i for i in insts if i.question_type == qtype and i.is_abstention]
+        plain = [i for i in insts if i.question_type == qtype and not is_abstention(i.question_id)]
+        abst = [i for i in insts if i.question_type == qtype and is_abstention(i.question_id)]
         assert len(plain) == 2
         assert len(abst) == (1 if qtype in ABS_TYPES else 0)
     assert all(i.question_id.startswith("syn_") for i in insts)
@@ -68,7 +69,7 @@ def test_extractive_answers_appear_in_evidence(sample: list[Instance]) -> None:
     types = {"single-session-user", "single-session-assistant", "knowledge-update"}
     checked = 0
     for inst in sample:
-        if inst.question_type in types and not inst.is_abstention:
+        if inst.question_type in types and not is_abstention(inst.question_id):
             assert any(str(inst.answer) in t for t in answer_turns(inst)), inst.question_id
             checked += 1
     assert checked >= 20
@@ -76,7 +77,7 @@ def test_extractive_answers_appear_in_evidence(sample: list[Instance]) -> None:
 
 def test_knowledge_update_answer_is_the_later_value(sample: list[Instance]) -> None:
     for inst in sample:
-        if inst.question_type != "knowledge-update" or inst.is_abstention:
+        if inst.question_type != "knowledge-update" or is_abstention(inst.question_id):
             continue
         old, new = sorted(evidence(inst), key=lambda s: s.date)
         old_text = old.turns[0].content
@@ -93,7 +94,7 @@ def test_assistant_questions_have_evidence_on_the_assistant_side(sample: list[In
 
 def test_multi_session_counts_and_sums(sample: list[Instance]) -> None:
     for inst in sample:
-        if inst.question_type != "multi-session" or inst.is_abstention:
+        if inst.question_type != "multi-session" or is_abstention(inst.question_id):
             continue
         turns = answer_turns(inst)
         assert len(evidence(inst)) == len(turns) >= 2  # one mention per session
@@ -132,7 +133,7 @@ def test_temporal_answers_follow_from_the_stated_dates(sample: list[Instance]) -
     clause_to_np = {e[1]: e[0] for e in F.EVENTS}
     seen_kinds = set()
     for inst in sample:
-        if inst.question_type != "temporal-reasoning" or inst.is_abstention:
+        if inst.question_type != "temporal-reasoning" or is_abstention(inst.question_id):
             continue
         events = {}
         for s in evidence(inst):
@@ -161,7 +162,7 @@ def test_preference_rubric_uses_what_the_user_said(sample: list[Instance]) -> No
 
 
 def test_abstention_has_related_evidence_but_no_answer_turn(sample: list[Instance]) -> None:
-    abst = [i for i in sample if i.is_abstention]
+    abst = [i for i in sample if is_abstention(i.question_id)]
     assert {i.question_type for i in abst} == ABS_TYPES
     for inst in abst:
         assert evidence(inst) and not answer_turns(inst)
@@ -170,7 +171,7 @@ def test_abstention_has_related_evidence_but_no_answer_turn(sample: list[Instanc
 
 def test_filler_never_mentions_the_answer(sample: list[Instance]) -> None:
     for inst in sample:
-        if inst.is_abstention or not isinstance(inst.answer, str) or len(inst.answer) < 4 or inst.question_type == "single-session-preference":
+        if is_abstention(inst.question_id) or not isinstance(inst.answer, str) or len(inst.answer) < 4 or inst.question_type == "single-session-preference":
             continue
         needle = inst.answer.split(".")[0]
         filler = [t.content for s in inst.sessions if s.session_id not in set(inst.answer_session_ids) for t in s.turns]
