@@ -13,6 +13,8 @@ plug-in is one `register` call (or one line in a table) whatever its kind.
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from typing import Callable, Generic, Iterator, Mapping, TypeVar
 
 from bench.errors import ConfigError
@@ -21,12 +23,20 @@ T = TypeVar("T")
 
 
 def load_target(target: str) -> object:
-    """The object a `"package.module:attr"` string names (`attr` may be dotted). Raises ImportError or
-    AttributeError when the module or the attribute is missing."""
+    """The object a `"package.module:attr"` string names (`attr` may be dotted). The working directory is
+    searched after the installed packages, as `python -m` would (the `ombench` script does not put it on the
+    path). Raises ImportError or AttributeError when the module or the attribute is missing."""
     module, _, attr = target.partition(":")
     if not module or not attr:
         raise ImportError(f"{target!r} is not of the form 'package.module:attr'")
-    obj: object = importlib.import_module(module)
+    try:
+        obj: object = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        cwd = os.getcwd()
+        if cwd in sys.path or not (exc.name and module.startswith(exc.name)):
+            raise
+        sys.path.append(cwd)
+        obj = importlib.import_module(module)
     for part in attr.split("."):
         obj = getattr(obj, part)
     return obj

@@ -59,6 +59,7 @@ def load_data(job: Job | RootCfg) -> Dataset:
     job = as_job(job)
     d = job.cfg.dataset
     ds = job.benchmark.load(data_source(d), d.data_dir)
+    ds.benchmark = d.benchmark  # as configured (a registered name or a module:attr path): it resolves again
     for note in ds.format_notes:
         print(f"ombench: note: {note}", file=sys.stderr)
     if d.limit or d.per_type or d.ids or d.sample or d.stratified:

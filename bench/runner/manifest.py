@@ -63,7 +63,7 @@ def build_manifest(job: Job, ds: Dataset, strategy: str, key: str, raw_cfg: dict
         n_questions_planned=len(ds), tokenizer=TOKENIZER, price_map_version=price_map_label(prices),
         actor_model=cfg.model.actor.model, judge_model=cfg.model.judge.model,
         extra={"spec": redact(run_spec(job, strategy, ds.sha256, ds.subset_ids)), "dataset_official": ds.official,
-               "benchmark": job.benchmark.name, "isolation_unit": job.benchmark.isolation_unit,
+               "benchmark": cfg.dataset.benchmark, "isolation_unit": job.benchmark.isolation_unit,
                "dataset_path": str(ds.path) if ds.path else None, "subset_ids": ds.subset_ids, "price_map": prices,
                "judge": judge},
     )

@@ -91,7 +91,7 @@ def _cut(s: str, w: int) -> str:
 def accuracy_table(rows: list[dict[str, Any]]) -> list[str]:
     bench = _benchmark(rows)
     have = {t for r in rows for t in r["per_type"]}
-    types = [t for t in bench.question_types if t in have] + sorted(have - set(bench.question_types))
+    types = [t for t in bench.question_types if t in have]
     types += sorted({t for r in rows for t in r["per_type"]} - set(types))[: max(0, 8 - len(types))]
     head = f"{'run':<{LABEL_W}}{'n':>9}{'micro':>8}{'macro':>8}{'abst':>8}" + "".join(
         f"{bench.short_labels.get(t, t[:5]):>6}" for t in types)
@@ -104,7 +104,9 @@ def accuracy_table(rows: list[dict[str, Any]]) -> list[str]:
             a = r["per_type"].get(t, (None, 0))[0]
             line += f"{'-':>6}" if a is None else f"{100 * a:>5.0f}%"
         lines.append(line)
-    lines.append("micro: judged questions · macro: mean over types · abst: abstention · SSU..KU: % correct")
+    span = f"{bench.short_labels.get(types[0], types[0][:5])}..{bench.short_labels.get(types[-1], types[-1][:5])}" \
+        if len(types) > 1 else (bench.short_labels.get(types[0], types[0][:5]) if types else "types")
+    lines.append(f"micro: judged questions · macro: mean over types · abst: abstention · {span}: % correct")
     return lines
 
 
