@@ -162,3 +162,19 @@ def test_an_unprefixed_model_is_looked_up_under_the_provider_the_gateway_routes_
     assert ctx.provider("claude-sonnet-4-5") == provider_of("claude-sonnet-4-5") == "anthropic"
     errors = [f.message for f in run_checks(ctx, ["credentials"]) if f.level == "error"]
     assert any("gateway.api_key_env.anthropic=MY_ANTHROPIC" in m for m in errors), errors
+
+
+def test_a_threshold_set_under_the_engines_spelling_is_checked_as_the_engine_resolves_it(tmp_path,
+                                                                                         monkeypatch) -> None:
+    # strategies.om.params.observation.message_tokens (past the Observer gemini-2.5-flash window) is what OMConfig reads (it wins over the flat
+    # message_tokens): the strategy's own check and the preflight's window check read the resolved engine config,
+    # not the flat default of 30000 (they once did, and let this run)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-x")
+    monkeypatch.setenv("GEMINI_API_KEY", "g-test-x")
+    base = ("experiment=mastra_gpt4o", "judge.source=builtin", "+strategies.om.params.observation.message_tokens=2000000")
+    with pytest.raises(ConfigError, match=r"message_tokens \+ observation_tokens = 2,040,000 tokens"):
+        _root(tmp_path, *base)
+    job = _root(tmp_path, *base, "model.actor_max_input_tokens=3000000")
+    assert job.spec("om").resolved.observation.message_tokens == 2_000_000
+    found = [f.message for f in run_checks(build_context(job), ["context_windows"])]
+    assert any("strategies.om: each observer call carries at least 2,000,000 tokens" in m for m in found), found
