@@ -65,3 +65,40 @@ def test_load_target_follows_dotted_attributes() -> None:
     assert load_target("os:path.join") is sys.modules["os"].path.join
     with pytest.raises(ImportError):
         load_target("os.path")
+
+
+def test_every_plug_in_kind_uses_the_one_registry_helper() -> None:
+    from bench.benchmarks import BENCHMARKS
+    from bench.cachesim.registry import KINDS, PROFILES
+    from bench.cli import COMMANDS
+    from bench.evaluate.judge import PARSE_RULES
+    from bench.gateway.providers import PROVIDERS
+    from bench.report.figures import FIGURES
+    from bench.report.tables import SECTIONS as REPORT_SECTIONS
+    from bench.runner.preflight import CHECKS
+    from bench.strategies import STRATEGIES
+    from bench.view.sections import SECTIONS as VIEW_SECTIONS
+
+    kinds = (STRATEGIES, BENCHMARKS, KINDS, PROFILES, PROVIDERS, CHECKS, COMMANDS, PARSE_RULES, REPORT_SECTIONS,
+             FIGURES, VIEW_SECTIONS)
+    assert all(isinstance(k, Registry) for k in kinds)
+    for kind in kinds:
+        kind.items()  # every registered target imports
+
+
+def test_every_cli_module_with_a_register_function_is_a_registered_command() -> None:
+    import importlib
+    import pkgutil
+
+    import bench.cli
+    from bench.cli import COMMANDS
+
+    found = set()
+    for mod in pkgutil.iter_modules(bench.cli.__path__):
+        if mod.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"bench.cli.{mod.name}")
+        register = getattr(module, "register", None)
+        if register is not None:
+            found.add(f"bench.cli.{mod.name}:register")
+    assert {f"{f.__module__}:register" for f in COMMANDS.values()} == found

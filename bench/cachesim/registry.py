@@ -12,16 +12,18 @@ from bench.cachesim.common import Pricing
 from bench.cachesim.ideal import IdealConfig, IdealSimulator
 from bench.cachesim.openai_cache import OpenAIConfig, OpenAISimulator
 from bench.cachesim.vllm_cache import VLLMConfig, VLLMSimulator
+from bench.registry import Registry
 
-_KINDS: dict[str, tuple[type, type]] = {
+# Simulator kinds (bench.registry): kind -> (simulator class, its config dataclass)
+KINDS: Registry[tuple[type, type]] = Registry("cache simulator kind", {
     "ideal": (IdealSimulator, IdealConfig),
     "openai": (OpenAISimulator, OpenAIConfig),
     "anthropic": (AnthropicSimulator, AnthropicConfig),
     "vllm": (VLLMSimulator, VLLMConfig),
-}
+})
 
-# Default parameters per profile name; "kind" picks the simulator. Anything else overrides its config.
-PROFILES: dict[str, dict[str, Any]] = {
+# Profiles: name -> default parameters; "kind" picks the simulator, anything else overrides its config.
+PROFILES: Registry[dict[str, Any]] = Registry("cache profile", {
     "ideal": {"kind": "ideal"},
     "openai": {"kind": "openai"},
     "openai_24h": {"kind": "openai", "retention": "24h"},
@@ -29,17 +31,17 @@ PROFILES: dict[str, dict[str, Any]] = {
     "anthropic": {"kind": "anthropic"},
     "anthropic_1h": {"kind": "anthropic", "ttl": "1h"},
     "vllm": {"kind": "vllm"},
-}
+}, key="cachesim.profiles")
 
 
 def _resolve(name: str, params: dict[str, Any]) -> tuple[type, Pricing]:
     if name not in PROFILES:
         raise ValueError(f"unknown cache profile {name!r}; choose one of {', '.join(PROFILES)}")
-    merged = {**PROFILES[name], **params}
+    merged = {**PROFILES.get(name), **params}
     kind = merged.pop("kind")
-    if kind not in _KINDS:
-        raise ValueError(f"cache profile {name!r}: unknown kind {kind!r}; choose one of {', '.join(_KINDS)}")
-    sim_cls, cfg_cls = _KINDS[kind]
+    if kind not in KINDS:
+        raise ValueError(f"cache profile {name!r}: unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
+    sim_cls, cfg_cls = KINDS.get(kind)
     allowed = {f.name for f in fields(cfg_cls)}
     bad = sorted(set(merged) - allowed)
     if bad:

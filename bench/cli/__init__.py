@@ -1,14 +1,26 @@
-"""The `ombench` command. `run` is a Hydra app; every other subcommand is a module in this package that
-defines `register(subparsers)` (argparse) and sets `func(args) -> int` on its parser."""
+"""The `ombench` command. `run` is a Hydra app; every other subcommand is registered in `COMMANDS` (a
+`bench.registry` registry: name -> the lazy `register(subparsers)` of its module, which adds its argparse parser
+and sets `func(args) -> int` on it). Adding a subcommand: its module here and one line in `COMMANDS`."""
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import pkgutil
 import sys
+from typing import Any, Callable
 
 from bench.errors import UserError
+from bench.registry import Registry
+
+COMMANDS: Registry[Callable[[Any], None]] = Registry("ombench command", {
+    "data": "bench.cli.data:register",
+    "export": "bench.cli.export:register",
+    "import": "bench.cli.importer:register",
+    "merge": "bench.cli.merge:register",
+    "metrics": "bench.cli.metrics:register",
+    "perf": "bench.cli.perf:register",
+    "report": "bench.cli.report:register",
+    "view": "bench.cli.view:register",
+})
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -16,13 +28,8 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ombench {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser("run", help="run an experiment (Hydra app: `ombench run experiment=quick`, `-m` for sweeps)")
-    for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if mod.name.startswith("_") or mod.name == "run":
-            continue
-        module = importlib.import_module(f"{__name__}.{mod.name}")
-        register = getattr(module, "register", None)
-        if register is not None:
-            register(sub)
+    for _, register in COMMANDS.items():
+        register(sub)
     return parser
 
 

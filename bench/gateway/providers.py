@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any, Callable, Mapping
 
 from bench.errors import ConfigError
+from bench.registry import Registry
 
 # Held while litellm is set up (bench.gateway.setup.ensure_litellm) and while a custom provider is registered,
 # so a provider registered during the set-up is installed either way. The set-up module imports this one,
@@ -67,13 +68,14 @@ class CustomProvider:
         return model.startswith(self.name + "/")
 
 
-_REGISTRY: dict[str, CustomProvider] = {}
+# name -> provider (bench.registry); read by the gateway for routing, prices and caching
+PROVIDERS: Registry[CustomProvider] = Registry("custom model provider")
 
 
 def register_provider(provider: CustomProvider) -> None:
     """Register (or replace) a custom provider; installs it into litellm at once if litellm is set up."""
     with LITELLM_LOCK:  # so that a concurrent ensure_litellm() installs it either way
-        _REGISTRY[provider.name] = provider
+        PROVIDERS.register(provider.name, provider)
         litellm = loaded_litellm()
         if litellm is not None:
             install_provider(litellm, provider)
@@ -81,13 +83,13 @@ def register_provider(provider: CustomProvider) -> None:
 
 def registered_providers() -> tuple[CustomProvider, ...]:
     with LITELLM_LOCK:
-        return tuple(_REGISTRY.values())
+        return tuple(PROVIDERS.values())
 
 
 def provider_for(model: str) -> CustomProvider | None:
     """The registered provider that serves `model`, or None (a litellm built-in provider, or none)."""
     prefix = model.split("/", 1)[0] if "/" in model else ""
-    return _REGISTRY.get(prefix)  # a dict read is atomic
+    return PROVIDERS.get(prefix) if prefix in PROVIDERS else None  # dict reads are atomic
 
 
 def check_model(role: str, model: str) -> None:

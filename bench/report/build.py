@@ -78,7 +78,7 @@ def build_report(db: str | Path, out_dir: str | Path, *, profile: str = "openai"
                            ("p", f"Source: {db.name}, {len(d.runs)} runs, generated {stamp}. Cache figures and "
                                  f"columns use the {d.profile} cache profile (simulated).")]
     warnings: list[str] = []
-    for section in SECTIONS:
+    for section in SECTIONS.values():
         try:
             blocks += section(d)
         except Exception as exc:  # a table never stops the report
@@ -87,7 +87,7 @@ def build_report(db: str | Path, out_dir: str | Path, *, profile: str = "openai"
             warnings.append(msg)
             blocks.append(("p", f"Skipped ({msg})."))
     made = []
-    for fn in figs.ALL:
+    for fn in figs.FIGURES.values():
         f = figs.make(fn, d, out)
         made.append(f)
         if f.failed:

@@ -13,13 +13,15 @@ from bench.report.fig_cost import accuracy_vs_cost, accuracy_vs_prefill, cost_by
 from bench.report.fig_replay import cache_hit_rate, context_split, prefill_tokens, prompt_over_turns
 from bench.report.fig_sweep import threshold_sweep
 from bench.report.plotting import Figure
+from bench.registry import Registry
 
 FigureFn = Callable[[ReportData, Path], Figure]
 
-ALL: tuple[FigureFn, ...] = (
+# the report's figures, in order (bench.registry): a new one is a function and one entry
+FIGURES: Registry[FigureFn] = Registry("report figure", {fn.__name__: fn for fn in (
     accuracy_by_type, abstention, prompt_over_turns, context_split, cache_hit_rate, prefill_tokens,
     accuracy_vs_cost, accuracy_vs_prefill, cost_by_role, threshold_sweep,
-)
+)})
 
 
 def make(fn: FigureFn, d: ReportData, out: Path) -> Figure:
@@ -40,4 +42,4 @@ def make(fn: FigureFn, d: ReportData, out: Path) -> Figure:
                       failed=True)
 
 
-__all__ = ["ALL", "Figure", "make", "pareto_front"]
+__all__ = ["FIGURES", "Figure", "make", "pareto_front"]

@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from bench.registry import Registry
 from bench.evaluate.metrics import Acc, judge_agreement, paired_compare, self_consistency
 from bench.report.data import ReportData
 from bench.report.labels import details
@@ -245,6 +246,9 @@ def judges(d: ReportData, max_ids: int = 20) -> list[Block]:
                        "disagreeing ids"], rows)]
 
 
-SECTIONS: tuple[Callable[[ReportData], list[Block]], ...] = (
-    headline, legend, per_type, paired, judges, costs, latency, events, memory_diagnostics, retrieval,
-)
+# the report's sections, in order (bench.registry): a new one is a function here and one entry
+SECTIONS: Registry[Callable[[ReportData], list[Block]]] = Registry("report section", {
+    "headline": headline, "legend": legend, "per_type": per_type, "paired": paired, "judges": judges,
+    "costs": costs, "latency": latency, "events": events, "memory_diagnostics": memory_diagnostics,
+    "retrieval": retrieval,
+})

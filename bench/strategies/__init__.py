@@ -11,12 +11,12 @@ in `STRATEGIES`.
 
 from __future__ import annotations
 
-import importlib
 import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from bench.errors import ConfigError
+from bench.registry import Registry
 from bench.roles import Role
 from bench.strategies.base import (
     COMMON_PARAMS,
@@ -27,26 +27,22 @@ from bench.strategies.base import (
     TurnResult,
 )
 
-# The registry: name -> "module:Class", imported on first use (so om_core's engine loads only for om).
-STRATEGIES: dict[str, str] = {
+# The registry (bench.registry): name -> "module:Class", imported on first use (so om_core's engine loads only
+# for om).
+STRATEGIES: Registry[type[StrategyBase]] = Registry("strategy", {
     "full_context": "bench.strategies.full_context:FullContextStrategy",
     "rag": "bench.strategies.rag:RagStrategy",
     "compaction": "bench.strategies.compaction:CompactionStrategy",
     "om": "bench.strategies.om:OMStrategy",
     "oracle": "bench.strategies.oracle:OracleStrategy",
     "decay": "bench.strategies.decay:DecayStrategy",
-}
-STRATEGY_NAMES: tuple[str, ...] = tuple(STRATEGIES)
+})
+STRATEGY_NAMES: tuple[str, ...] = STRATEGIES.names()
 
 
 def strategy_class(name: str) -> type[StrategyBase]:
     """The class registered under `name`. Raises ConfigError (one line, listing the names) when unknown."""
-    target = STRATEGIES.get(name)
-    if target is None:
-        raise ConfigError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
-    module, cls = target.split(":")
-    found: type[StrategyBase] = getattr(importlib.import_module(module), cls)
-    return found
+    return STRATEGIES.get(name)
 
 
 @dataclass(frozen=True)

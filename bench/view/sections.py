@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from bench.registry import Registry
 from bench.store.contract import MemoryRow
 from bench.view.svg import Marks, Series, line_chart
 
@@ -182,10 +183,11 @@ def cache(q: QuestionData) -> Section | None:
                    {"real": real, "sim": sim, "profiles": q.profiles})
 
 
-SECTIONS: tuple[Callable[[QuestionData], Section | None], ...] = (
+# a question page's sections, in order (bench.registry)
+SECTIONS: Registry[Callable[[QuestionData], Section | None]] = Registry("viewer section", {fn.__name__: fn for fn in (
     question, judge, memory, memory_diagnostics, retrieval, actor_prompt, replay, cache,
-)
+)})
 
 
 def sections(q: QuestionData) -> list[Section]:
-    return [s for s in (f(q) for f in SECTIONS) if s is not None]
+    return [s for s in (f(q) for f in SECTIONS.values()) if s is not None]

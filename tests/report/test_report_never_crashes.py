@@ -77,7 +77,10 @@ def test_a_failing_figure_is_a_note_not_a_crash(tmp_path, monkeypatch, capsys):
         raise ValueError("'yerr' must not contain negative values")
 
     broken.__name__ = "accuracy_by_type"
-    monkeypatch.setattr(figures, "ALL", (broken, *figures.ALL[1:]))
+    from bench.registry import Registry
+
+    rest = dict(figures.FIGURES.items()[1:])
+    monkeypatch.setattr(figures, "FIGURES", Registry("report figure", {"accuracy_by_type": broken, **rest}))
     rep = build_report(db, tmp_path / "out")
     assert rep.markdown.exists() and rep.warnings
     assert "failed to draw (ValueError: 'yerr' must not contain negative values)" in rep.markdown.read_text()
