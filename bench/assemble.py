@@ -12,6 +12,7 @@ Model: inspect_ai `_eval/task/run.py` (`task_run` receives resolved objects); lm
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from bench.benchmarks.base import Benchmark
     from bench.cachesim.pricing import CachePricing
     from bench.data.dataset import Dataset
-    from bench.evaluate.judge import TemplateSet
+    from bench.evaluate.templates import TemplateSet
     from bench.gateway import Gateway, GatewayConfig
 
 SECOND_JUDGE = "second_judge"  # the gateway role of judge.second_model
@@ -205,9 +206,7 @@ class Job:
         return Gateway(config)
 
     def load_data(self) -> Dataset:
-        """The configured split of the benchmark, subset as configured (bench.runner.experiment.load_data)."""
-        from bench.runner.experiment import load_data
-
+        """The configured split of the benchmark, subset as configured (`load_data`)."""
         return load_data(self)
 
     def offline(self, **changes: Any) -> Job:
@@ -257,3 +256,42 @@ def _offline_judge(judge: JudgeSetup) -> JudgeSetup:
         print(f"ombench: note: the dry run judges with the builtin templates ({str(exc).split(';')[0]})",
               file=sys.stderr)
         return replace(judge, source="builtin", official_repo=None, _templates=None)
+
+
+# ---- the job's data ---------------------------------------------------------------------------------------
+
+def data_source(d: Any) -> str:
+    """What the benchmark loads for `dataset.*`: the split, unless `dataset.name` holds a file path or a
+    parameterised spec (`synthetic:3`), the older spelling, which is then loaded as given."""
+    if d.split is None or any(c in str(d.name) for c in "/:\\") or str(d.name).endswith((".json", ".jsonl", ".xz", ".gz")):
+        return str(d.name)
+    return str(d.split)
+
+
+def load_data(job: Job | RootCfg) -> Dataset:
+    """The configured split of the job's benchmark and its subset; prints one warning when the subset loses
+    question types and one note when the file's dates are not in the official format."""
+    job = job if isinstance(job, Job) else assemble(job)
+    d = job.cfg.dataset
+    ds = job.benchmark.load(data_source(d), d.data_dir)
+    ds.benchmark = d.benchmark  # as configured (a registered name or a module:attr path): it resolves again
+    for note in ds.format_notes:
+        print(f"ombench: note: {note}", file=sys.stderr)
+    if d.limit or d.per_type or d.ids or d.sample or d.stratified:
+        full = ds
+        ds = ds.subset(first_n=d.limit or None, per_type=d.per_type, ids=d.ids, sample=d.sample, seed=d.seed,
+                       stratified=d.stratified, names=SUBSET_KEYS)
+        warning = ds.coverage_warning(full, knobs=_subset_knobs(d))
+        if warning:
+            print(f"ombench: warning: {warning}", file=sys.stderr)
+    return ds
+
+
+# Dataset.subset's arguments as `ombench run` names them (its errors and the subset's note say these)
+SUBSET_KEYS = {"first_n": "dataset.limit", "per_type": "dataset.per_type", "ids": "dataset.ids",
+               "sample": "dataset.sample", "seed": "dataset.seed", "stratified": "dataset.stratified"}
+
+
+def _subset_knobs(d: Any) -> str:
+    names = ("limit", "stratified", "per_type", "ids", "sample")
+    return " ".join(f"dataset.{n}={getattr(d, n) if n != 'ids' else len(d.ids)}" for n in names if getattr(d, n))

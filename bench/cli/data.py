@@ -1,4 +1,5 @@
-"""`ombench data`: check a dataset (one JSON summary line), cut a reproducible subset, write the synthetic sample."""
+"""`ombench data`: check a LongMemEval-format dataset (one JSON summary line), cut a reproducible subset, write the
+synthetic sample."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ import json
 import sys
 from pathlib import Path
 
+from bench.data.schema import Instance
 from bench.errors import DataError
+
+
+def _abstention(inst: Instance) -> bool:
+    from bench.benchmarks.longmemeval.rules import is_abstention  # the files this command reads are LongMemEval's
+
+    return is_abstention(inst.question_id)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -56,7 +64,7 @@ def _check(args: argparse.Namespace) -> int:
         "official": ds.official,
         "split": ds.split,
         "type_counts": ds.type_counts(),
-        "abstention": ds.abstention_count(),
+        "abstention": ds.abstention_count(_abstention),
         "haystack_tokens": tokens,
         "path": str(ds.path) if ds.path else None,
         "date_format": "official" if not ds.format_notes else "non-official (ISO-8601)",
@@ -135,5 +143,5 @@ def _synthetic(args: argparse.Namespace) -> int:
     path = write_synthetic(args.out, n_per_type=args.n_per_type, haystack_tokens=args.haystack_tokens, seed=args.seed,
                            abstention_per_type=args.abstention_per_type)
     ds = read_dataset(path)
-    print(json.dumps({"out": str(path), "n": len(ds), "sha256": ds.sha256, "type_counts": ds.type_counts(), "abstention": ds.abstention_count()}))
+    print(json.dumps({"out": str(path), "n": len(ds), "sha256": ds.sha256, "type_counts": ds.type_counts(), "abstention": ds.abstention_count(_abstention)}))
     return 0

@@ -6,7 +6,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Mapping
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping
 
 from bench.data.schema import Instance
 from bench.errors import DataError
@@ -95,12 +95,9 @@ class Dataset:
                 f"average covers only those and the official task average is nan; for a representative subset use "
                 f"dataset.stratified=N (per type, in proportion, seeded)")
 
-    def abstention_count(self) -> int:
-        """Unanswerable questions, by the benchmark's rule."""
-        from bench.benchmarks import get_benchmark
-
-        rule = get_benchmark(self.benchmark).is_abstention
-        return sum(1 for i in self.instances if rule(i))
+    def abstention_count(self, is_abstention: Callable[[Instance], bool]) -> int:
+        """Unanswerable questions, by the benchmark's rule (`Benchmark.is_abstention`)."""
+        return sum(1 for i in self.instances if is_abstention(i))
 
     def to_hf(self) -> "datasets.Dataset":
         """These questions (a subset keeps only its own) as a `datasets.Dataset` with LongMemEval's columns,

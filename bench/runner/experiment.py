@@ -6,11 +6,10 @@ The work is scheduled by the benchmark's isolation unit: a conversation several 
 from __future__ import annotations
 
 import asyncio
-import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from bench.assemble import SECOND_JUDGE, Job
+from bench.assemble import SECOND_JUDGE, SUBSET_KEYS, Job, data_source, load_data  # noqa: F401 (re-exported)
 from bench.config import RootCfg
 from bench.benchmarks.base import Unit, units_of
 from bench.data.dataset import Dataset
@@ -41,45 +40,6 @@ class RunOutcome:
     not_started: int = 0  # questions left out because run.max_usd was reached
     stopped: str | None = None  # why the run stopped before its last question (a run-fatal error), if it did
     storage_failure: StorageFailure | None = None  # the disk or the results file failed: raised after the workers
-
-
-def data_source(d: Any) -> str:
-    """What the benchmark loads for `dataset.*`: the split, unless `dataset.name` holds a file path or a
-    parameterised spec (`synthetic:3`), the older spelling, which is then loaded as given."""
-    if d.split is None or any(c in str(d.name) for c in "/:\\") or str(d.name).endswith((".json", ".jsonl", ".xz", ".gz")):
-        return str(d.name)
-    return str(d.split)
-
-
-def load_data(job: Job | RootCfg) -> Dataset:
-    """The configured split of the job's benchmark and its subset; prints one warning when the subset loses
-    question types and one note when the file's dates are not in the official format."""
-    from bench.runner.keys import as_job
-
-    job = as_job(job)
-    d = job.cfg.dataset
-    ds = job.benchmark.load(data_source(d), d.data_dir)
-    ds.benchmark = d.benchmark  # as configured (a registered name or a module:attr path): it resolves again
-    for note in ds.format_notes:
-        print(f"ombench: note: {note}", file=sys.stderr)
-    if d.limit or d.per_type or d.ids or d.sample or d.stratified:
-        full = ds
-        ds = ds.subset(first_n=d.limit or None, per_type=d.per_type, ids=d.ids, sample=d.sample, seed=d.seed,
-                       stratified=d.stratified, names=SUBSET_KEYS)
-        warning = ds.coverage_warning(full, knobs=_subset_knobs(d))
-        if warning:
-            print(f"ombench: warning: {warning}", file=sys.stderr)
-    return ds
-
-
-# Dataset.subset's arguments as `ombench run` names them (its errors and the subset's note say these)
-SUBSET_KEYS = {"first_n": "dataset.limit", "per_type": "dataset.per_type", "ids": "dataset.ids",
-               "sample": "dataset.sample", "seed": "dataset.seed", "stratified": "dataset.stratified"}
-
-
-def _subset_knobs(d: Any) -> str:
-    names = ("limit", "stratified", "per_type", "ids", "sample")
-    return " ".join(f"dataset.{n}={getattr(d, n) if n != 'ids' else len(d.ids)}" for n in names if getattr(d, n))
 
 
 def make_gateway(job: Job | RootCfg) -> Gateway:

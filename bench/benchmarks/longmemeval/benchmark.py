@@ -20,7 +20,7 @@ from bench.data.schema import Instance
 
 if TYPE_CHECKING:
     from bench.data.dataset import Dataset
-    from bench.evaluate.judge import TemplateSet
+    from bench.evaluate.templates import TemplateSet
     from bench.store.contract import RetrievalRow
 
 # split -> the dataset name the loader knows (and runs are labelled with)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bench.benchmarks.longmemeval.rules import DEFAULT_TYPES, QUESTION_TYPES, TEMPLATE_NAMES
 from bench.errors import ConfigError
-from bench.evaluate.judge import TemplateSet
+from bench.evaluate.templates import TemplateSet
 _FIELDS = ("question", "answer", "response")  # the official .format(question, answer, response) order
 # Mastra's judge asks for a reason after a "no" at the end of every template but knowledge-update
 # (mastra-ai/mastra explorations/longmemeval/src/evaluation/longmemeval-metric.ts); `ask_reason` adds this

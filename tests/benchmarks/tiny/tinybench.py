@@ -14,7 +14,7 @@ from bench.benchmarks.base import Evidence
 from bench.data.dataset import Dataset
 from bench.data.schema import Instance, Session, Turn
 from bench.errors import ConfigError
-from bench.evaluate.judge import TemplateSet
+from bench.evaluate.templates import TemplateSet
 
 # one conversation of three sessions, and four questions asked about it at their own times
 SESSIONS = (
