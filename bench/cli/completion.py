@@ -32,7 +32,7 @@ complete -o nospace -o default -F _ombench_completion ombench
 
 def commands() -> list[str]:
     """Every `ombench` subcommand, plus the top-level flags."""
-    from bench.cli import command_names
+    from bench.cli.commands import command_names
 
     return command_names() + ["--help", "--version"]
 

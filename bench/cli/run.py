@@ -191,7 +191,7 @@ def run_hydra(argv: list[str]) -> int:
     """Run `ombench run ARGV`; returns the exit status (0, 2 for a user error, 130 when interrupted)."""
     argv = list(argv)
     if "--version" in argv:  # Hydra's own --version would print Hydra's
-        from bench.cli import version
+        from bench.cli.commands import version
 
         print(f"ombench {version()}")
         return 0

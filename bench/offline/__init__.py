@@ -12,9 +12,8 @@ cache look-up, and a change of the rules shows at once). Whoever builds a gatewa
 Model: inspect_ai's mockllm (`model/_providers/mockllm.py`), a provider among the others.
 """
 
-from bench.offline.engine import MODELS, ROLES, canonical_role, run_role
+from bench.offline.engine import MODELS, PROVIDER, ROLES, canonical_role, run_role
 
-PROVIDER = "offline"
 _ZERO = {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0}
 
 

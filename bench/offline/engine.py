@@ -12,6 +12,7 @@ from bench.offline import evaluator, judge, observer, reader, reflector, summari
 from bench.offline.reader import text_of
 from bench.roles import Role
 
+PROVIDER = "offline"  # the models are offline/<role>
 Handler = Callable[[list[dict[str, Any]], dict[str, Any]], str]
 EMBEDDER = Role.EMBEDDER.value
 

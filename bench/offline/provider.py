@@ -12,10 +12,10 @@ from typing import Any
 import litellm
 from litellm.llms.custom_llm import CustomLLM, CustomLLMError
 
-from bench.offline import PROVIDER
 from bench.offline.embedder import DEFAULT_DIM, embed_texts
 from bench.offline.engine import (
     EMBEDDER,
+    PROVIDER,
     canonical_role,
     chat_prompt_tokens,
     completion_tokens,

@@ -101,7 +101,7 @@ def test_docs_name_only_files_of_the_repository():
 def test_every_subcommand_option_says_what_it_does():
     import argparse
 
-    from bench.cli import _build_parser
+    from bench.cli.commands import build_parser
 
     def walk(parser: argparse.ArgumentParser, path: str):
         for action in parser._actions:
@@ -111,5 +111,5 @@ def test_every_subcommand_option_says_what_it_does():
             elif not isinstance(action, argparse._HelpAction):
                 yield path, "/".join(action.option_strings) or action.dest, action.help
 
-    silent = [f"{p} {opt}" for p, opt, text in walk(_build_parser(), "ombench") if not text]
+    silent = [f"{p} {opt}" for p, opt, text in walk(build_parser(), "ombench") if not text]
     assert not silent, silent
