@@ -68,3 +68,20 @@ def test_bad_values_fail_with_one_line(override: str, needle: str) -> None:
         validate(_compose([override]))
     msg = str(err.value)
     assert needle in msg and "\n" not in msg
+
+
+def test_every_model_role_is_in_the_schema_and_in_every_model_file() -> None:
+    # a role missing from a model file silently falls back to the schema's offline default: a real-model
+    # experiment would call the offline engine for it
+    from pathlib import Path
+
+    import yaml
+
+    from bench.config import ModelCfg
+    from bench.roles import Role
+
+    fields = set(ModelCfg.__dataclass_fields__)
+    assert {r.value for r in Role} <= fields, f"add model.<role> to ModelCfg: {sorted({r.value for r in Role} - fields)}"
+    for path in sorted((Path(config_dir()) / "model").glob("*.yaml")):
+        missing = {r.value for r in Role} - set(yaml.safe_load(path.read_text()))
+        assert not missing, f"{path.name} names no model for {sorted(missing)}"
