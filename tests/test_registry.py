@@ -102,3 +102,32 @@ def test_every_cli_module_with_a_register_function_is_a_registered_command() -> 
         if register is not None:
             found.add(f"bench.cli.{mod.name}:register")
     assert {f"{f.__module__}:register" for f in COMMANDS.values()} == found
+
+
+def test_every_strategy_class_is_registered_with_its_yaml_and_defaults_line() -> None:
+    # adding a strategy: its module, one line in STRATEGIES, its YAML and its defaults line; each missed place fails here
+    import importlib
+    import inspect
+    import pkgutil
+    from pathlib import Path
+
+    import yaml
+
+    import bench.strategies
+    from bench.strategies import STRATEGIES, StrategyBase
+
+    classes = {}
+    for mod in pkgutil.iter_modules(bench.strategies.__path__):
+        module = importlib.import_module(f"bench.strategies.{mod.name}")
+        for _, obj in inspect.getmembers(module, inspect.isclass):
+            if issubclass(obj, StrategyBase) and obj.__module__ == module.__name__ and "name" in vars(obj):
+                classes[obj.name] = obj
+    assert {n: STRATEGIES.get(n) for n in classes if n in STRATEGIES} == classes, \
+        f"strategies without a line in STRATEGIES: {sorted(set(classes) - set(STRATEGIES))}"
+    conf = Path(bench.strategies.__file__).parents[1] / "conf"
+    defaults = yaml.safe_load((conf / "config.yaml").read_text())["defaults"]
+    lines = {k: v for d in defaults if isinstance(d, dict) for k, v in d.items()}
+    for name in STRATEGIES:
+        assert (conf / "strategy" / f"{name}.yaml").is_file(), f"bench/conf/strategy/{name}.yaml is missing"
+        assert lines.get(f"strategy@strategies.{name}") == name, \
+            f"bench/conf/config.yaml lacks `- strategy@strategies.{name}: {name}` in its defaults"
