@@ -63,7 +63,7 @@ class SampleRow:
 
     question_id: str
     question_type: str | None = None
-    is_abstention: bool | None = None  # None: the official rule (`_abs` in the id)
+    is_abstention: bool | None = None  # by the benchmark's rule (Benchmark.is_abstention); None is stored as False
     hypothesis: str | None = None
     label: bool | None = None
     label_strict: bool | None = None

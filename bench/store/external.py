@@ -22,11 +22,11 @@ def import_eval_results(store: Store, eval_results: str | Path, ref: str | Path,
     store.upsert_run(RunManifest(
         run_key=run_key, name=name, strategy=run_key, judge_model=", ".join(judges) or None,
         n_questions_planned=len(reference), status="imported",
-        extra={"source_file": str(eval_results), "reference_file": str(ref)},
+        extra={"source_file": str(eval_results), "reference_file": str(ref), "benchmark": "longmemeval"},
     ))
     results = [QuestionResult(SampleRow(
         question_id=r["question_id"], question_type=r["question_type"], hypothesis=r["hypothesis"], label=r["label"],
-        judge_model=r["judge_model"])) for r in rows]
+        judge_model=r["judge_model"], is_abstention=r["is_abstention"])) for r in rows]
     written = store.write_questions(run_key, results, replace=replace)
     store.finish_run(run_key, status="imported")
     return run_key, written

@@ -57,7 +57,7 @@ def question_rows(run_key: str, result: QuestionResult) -> dict[str, list[Row]]:
     qid = s.question_id
     sample = {"run_key": run_key, **dataclasses.asdict(s)}
     if s.is_abstention is None:
-        sample["is_abstention"] = "_abs" in qid  # the official rule
+        sample["is_abstention"] = False  # the writer did not say: the benchmark's rule decides (the runner asks it)
     sample["answered_at"] = s.answered_at or now()
     if s.error:  # a provider's error text may quote a key or a URL with its password
         sample["error"] = redact_text(s.error)

@@ -85,6 +85,7 @@ def build_small_db(path: Path, seed: int = 0) -> dict[str, dict[str, bool]]:
                                      "cache": {"openai": {"cached": 0, "prefill": 5000, "write": 0}}})
                 second = (lab if rnd.random() < 0.8 else not lab) if strategy == "full_context" else None
                 sample = SampleRow(question_id=qid, question_type=qtype, hypothesis=f"answer {qid}", label=lab,
+                                   is_abstention="_abs" in qid,  # as the LongMemEval benchmark says
                                    label_strict=lab, judge_raw="yes" if lab else "no", judge_model="offline/judge",
                                    cost_usd=sum(float(c["cost_usd"]) for c in calls), question=f"Question {qid}?",
                                    gold_answer="Luna", question_date="2023/05/30 (Tue) 23:40", label_second=second,

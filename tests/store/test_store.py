@@ -25,7 +25,8 @@ from bench.store.schema import columns
 
 def _s(qid, label=True, qtype="multi-session", error=None):
     return SampleRow(question_id=qid, question_type=qtype, hypothesis=f"h-{qid}", label=label, label_strict=label,
-                     judge_raw="yes" if label else "no", judge_model="j", error=error)
+                     judge_raw="yes" if label else "no", judge_model="j", error=error,
+                     is_abstention="_abs" in qid)  # the writer says (the runner asks the benchmark)
 
 
 CALLS = [
