@@ -1,3 +1,2 @@
-"""LongMemEval harness: data, replay, strategies, model gateway, cache simulation, evaluation, storage, reports."""
-
-__version__ = "0.1.0"
+"""The benchmark harness: benchmarks (LongMemEval first), replay, strategies, model gateway, cache simulation,
+evaluation, storage, reports."""

@@ -1,6 +1,5 @@
-"""Answer prompts, LongMemEval judging, metrics and official-format interop.
+"""Benchmark-neutral evaluation: the Actor's answer, the LLM judge (templates chosen by the benchmark), metrics.
 
-Modules: reader_prompt (official reader layout), answer (Actor call), judge + judge_templates (five rule
-sets, builtin or read from an official checkout), metrics (micro/macro/abstention, Wilson, paired tests),
-official (hypothesis / eval-results files, print_qa_metrics layout).
-"""
+Modules: answer (Actor call), judge (judge calls, parse rules, repeats), templates (a set of judge templates
+and its hash), metrics (micro/macro/abstention, Wilson, paired tests, judge agreement). What a benchmark's
+templates say and its official file formats live with it (bench.benchmarks)."""

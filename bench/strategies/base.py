@@ -113,7 +113,7 @@ class StrategyBase(abc.ABC):
 
     - `params_type`: its params dataclass; field defaults are the documented defaults.
     - `roles`: the model roles it calls in the background (`model_roles` may narrow them by params).
-    - `renders_reader_prompt`: its prompts use LongMemEval's reader layout cut to the Actor's window, so the
+    - `renders_reader_prompt`: its prompts use the benchmark's reader layout cut to the Actor's window, so the
       window and output budget shape them (they join the ingestion key).
     - `uses_oracle_view`: replay `Instance.oracle_view()` (evidence sessions only) instead of `view()`.
     - `key_params`: the params, resolved, that key its ingestion checkpoint.
