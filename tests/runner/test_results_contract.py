@@ -85,18 +85,18 @@ def test_sweep_rerun_computes_exactly_the_question_that_errored(tmp_path, monkey
     computed: list[tuple[str, str]] = []
     state = {"job": "", "fail": ""}
 
-    real_process, real_answer = experiment_mod.process_question, answer_mod.answer
+    real_process, real_answer = experiment_mod.answer_question, answer_mod.answer
 
-    async def counting(inst, env):
+    async def counting(inst, *args, **kwargs):
         computed.append((state["job"], inst.question_id))
-        return await real_process(inst, env)
+        return await real_process(inst, *args, **kwargs)
 
     async def faulty(model, prompt, **kw):
         if state["fail"] and state["fail"] in prompt.text:
             raise GatewayError("503", "injected outage")
         return await real_answer(model, prompt, **kw)
 
-    monkeypatch.setattr(experiment_mod, "process_question", counting)
+    monkeypatch.setattr(experiment_mod, "answer_question", counting)
     monkeypatch.setattr(answer_mod, "answer", faulty)
 
     def sweep_once(fail_in: str, question: str) -> None:
