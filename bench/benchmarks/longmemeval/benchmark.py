@@ -49,6 +49,14 @@ class LongMemEval:
 
         return reader_prompt
 
+    @property
+    def export(self) -> ModuleType:
+        """Its official file formats (hypothesis and `.eval-results` JSONL, the metrics printout, reference
+        loading): `ombench export`, `ombench import` and `ombench metrics` speak them."""
+        from bench.benchmarks.longmemeval import export
+
+        return export
+
     def splits(self) -> tuple[str, ...]:
         return tuple(SPLITS)
 
