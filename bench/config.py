@@ -261,6 +261,11 @@ def _check_numbers(root: RootCfg) -> None:
                           f"{root.output.response_cache_policy}; give a file path or set output.response_cache_policy=off")
     if not str(root.output.db or "").strip():
         raise ConfigError("output.db is empty; give the results file's path (default: ${output.dir}/bench.duckdb)")
+    from bench.store.db import not_a_results_file
+
+    why = not_a_results_file(root.output.db)
+    if why:
+        raise ConfigError(why)
 
 
 def _check_strategies(root: RootCfg) -> None:

@@ -85,3 +85,28 @@ def test_every_model_role_is_in_the_schema_and_in_every_model_file() -> None:
     for path in sorted((Path(config_dir()) / "model").glob("*.yaml")):
         missing = {r.value for r in Role} - set(yaml.safe_load(path.read_text()))
         assert not missing, f"{path.name} names no model for {sorted(missing)}"
+
+
+@pytest.mark.parametrize("content", [b'{"results": []}\n', b"not a database at all, just text\n"])
+def test_output_db_of_another_kind_is_refused_before_anything_runs(tmp_path, content: bytes) -> None:
+    existing = tmp_path / "results.json"
+    existing.write_bytes(content)
+    with pytest.raises(ConfigError) as err:
+        validate(_compose([f"output.db={existing}"]))
+    msg = str(err.value)
+    assert str(existing) in msg and "not a DuckDB" in msg and "output.db=" in msg and "\n" not in msg
+    assert existing.read_bytes() == content
+
+
+def test_output_db_folder_is_refused(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="is a folder"):
+        validate(_compose([f"output.db={tmp_path}"]))
+
+
+def test_output_db_existing_duckdb_or_absent_is_accepted(tmp_path) -> None:
+    import duckdb
+
+    good = tmp_path / "ok.duckdb"
+    duckdb.connect(str(good)).close()
+    validate(_compose([f"output.db={good}"]))
+    validate(_compose([f"output.db={tmp_path / 'new.duckdb'}"]))

@@ -51,6 +51,30 @@ def connect(path: str | Path, read_only: bool = False) -> Connection:
     return con
 
 
+DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file (DuckDB's storage header)
+
+
+def not_a_results_file(path: str | Path) -> str | None:
+    """Why `path` cannot be a results file, or None when it is absent, empty or a DuckDB file. Reads 12 bytes;
+    an existing file of another kind (JSON, CSV, garbage) would otherwise be opened by DuckDB as an in-memory
+    database and every result written to it lost."""
+    p = Path(path)
+    if not p.exists():
+        return None
+    if p.is_dir():
+        return f"output.db={p} is a folder, not a DuckDB file; give a file path (e.g. {p / 'bench.duckdb'})"
+    try:
+        with p.open("rb") as fh:
+            head = fh.read(12)
+    except OSError as exc:
+        return f"output.db={p} cannot be read ({exc.strerror or exc}); fix its permissions or pass another output.db=..."
+    if not head or head[8:12] == DUCKDB_MAGIC:
+        return None
+    fresh = p.with_name(p.stem + ".duckdb") if p.suffix != ".duckdb" else p.with_name(p.stem + "-new.duckdb")
+    return (f"output.db={p} exists and is not a DuckDB results file; results would be lost: "
+            f"move it aside or pass a new file, e.g. output.db={fresh}")
+
+
 def is_io_failure(exc: BaseException) -> bool:
     """Whether a DuckDB or OS error comes from the file or the disk (not from a query's own defect)."""
     return isinstance(exc, (OSError, duckdb.IOException, duckdb.FatalException)) or io_kind(exc) is not None
