@@ -214,7 +214,7 @@ def empty_memory_warnings(db_path: str | Path, rows: list[dict[str, Any]] | None
     out = []
     for r in rows:
         t = turns[turns.run_key == r["run_key"]]
-        flagged = t[t.events.fillna("").str.split(",").apply(lambda e: QUESTION_MEMORY_EMPTY in e)]
+        flagged = t[_event_counts(t, QUESTION_MEMORY_EMPTY) > 0]
         n, total = flagged.question_id.nunique(), t.question_id.nunique()
         if n:
             out.append(f"warning: {r['label']}: {n} of {total} questions were answered with an empty memory\n"
@@ -243,12 +243,19 @@ def working_memory_notes(db_path: str | Path, rows: list[dict[str, Any]] | None 
         if not params.get("working_memory"):
             continue
         t = turns[turns.run_key == r["run_key"]]
-        changes = t.events.fillna("").str.split(",").apply(lambda e: e.count(WORKING_MEMORY_EVENT))
+        changes = _event_counts(t, WORKING_MEMORY_EVENT)
         n = int(changes.sum())
         out.append(f"working memory: {r['label']}: changed {n} time{'' if n == 1 else 's'}, in "
                    f"{t[changes > 0].question_id.nunique()} of {t.question_id.nunique()} questions\n"
                    f"  (cap {params.get('working_memory_tokens', 400)} tokens; shown after the observations)")
     return out
+
+
+def _event_counts(turns: pd.DataFrame, event: str) -> pd.Series:
+    """How often `event` occurs in each turn's comma-separated events: an int Series on `turns`' index (empty,
+    never a frame, when the strategy stored no turns)."""
+    return pd.Series([str(e).split(",").count(event) if isinstance(e, str) else 0 for e in turns.events],
+                     index=turns.index, dtype="int64")
 
 
 def _params(strategy: str, config: Any) -> dict[str, Any]:
