@@ -29,6 +29,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, TextIO
+from unittest.mock import patch
 
 from bench.config import RootCfg
 from bench.errors import ConfigError, UserError
@@ -175,7 +176,7 @@ def check_credentials(ctx: PreflightContext) -> Iterable[Finding]:
         if base and split_url_credentials(base)[1]:  # the URL's password is sent as the key
             continue
         litellm = litellm or ensure_litellm()
-        missing = _missing_keys(litellm, model)
+        missing = _missing_keys(litellm, model, ctx.env)
         if missing:
             needs.setdefault(_alternatives(missing), []).append((role, model))
     for var, users in needs.items():
@@ -186,9 +187,13 @@ def check_credentials(ctx: PreflightContext) -> Iterable[Finding]:
                       "(keys are read from the environment, never stored; --skip-preflight skips this check)")
 
 
-def _missing_keys(litellm: Any, model: str) -> list[str]:
-    """The variables litellm wants for `model` and does not find in the process environment."""
-    got = litellm.validate_environment(model=model)
+def _missing_keys(litellm: Any, model: str, env: Mapping[str, str]) -> list[str]:
+    """The variables litellm wants for `model` and does not find in `env`; a variable set but empty (or blank,
+    `OPENAI_API_KEY=`) counts as missing: litellm only checks that it is present. litellm reads the process
+    environment, so it is asked with `env` (blank values removed) in its place for the duration of the call."""
+    usable = {k: v for k, v in env.items() if str(v).strip()}
+    with patch.dict(os.environ, usable, clear=True):
+        got = litellm.validate_environment(model=model)
     if got.get("keys_in_environment"):
         return []
     return [str(k) for k in got.get("missing_keys") or []]

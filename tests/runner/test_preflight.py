@@ -178,3 +178,11 @@ def test_a_threshold_set_under_the_engines_spelling_is_checked_as_the_engine_res
     assert job.spec("om").resolved.observation.message_tokens == 2_000_000
     found = [f.message for f in run_checks(build_context(job), ["context_windows"])]
     assert any("strategies.om: each observer call carries at least 2,000,000 tokens" in m for m in found), found
+
+
+@pytest.mark.parametrize("value", ["", "   "])
+def test_a_set_but_empty_key_counts_as_missing(tmp_path, no_keys, monkeypatch, value: str) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", value)
+    root = _root(tmp_path, "model=gpt-4o", "run_strategies=[full_context]", "dataset=longmemeval_s")
+    errors = [f.message for f in run_checks(build_context(root), ["credentials"]) if f.level == "error"]
+    assert len(errors) == 1 and "set OPENAI_API_KEY" in errors[0]
