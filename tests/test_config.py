@@ -110,3 +110,28 @@ def test_output_db_existing_duckdb_or_absent_is_accepted(tmp_path) -> None:
     duckdb.connect(str(good)).close()
     validate(_compose([f"output.db={good}"]))
     validate(_compose([f"output.db={tmp_path / 'new.duckdb'}"]))
+
+
+@pytest.mark.parametrize("arg, ids", [
+    ("dataset.ids=[1e043500,726462e0]", ["1e043500", "726462e0"]),
+    ("dataset.ids=1e043500", ["1e043500"]),
+    ("dataset.ids=['1e043500', abc_1]", ["1e043500", "abc_1"]),
+    ("+dataset.ids=[00123]", ["00123"]),
+])
+def test_question_ids_are_read_as_typed_whatever_they_look_like(arg: str, ids: list[str]) -> None:
+    from bench.cli.run import quote_string_overrides
+
+    [quoted] = quote_string_overrides([arg])
+    name, value = quoted.split("=", 1)
+    root = validate(_compose([f"{name.lstrip('+')}={value}"]))
+    assert root.dataset.ids == ids
+
+
+def test_unknown_question_id_error_says_to_quote_it(tmp_path) -> None:
+    from bench.assemble import assemble, load_data
+    from bench.errors import DataError
+    from tests.helpers.runner import compose_cfg
+
+    with pytest.raises(DataError) as err:
+        load_data(assemble(compose_cfg(tmp_path, "dataset.ids=[inf]")))
+    assert "question inf" in str(err.value) and "quote ids" in str(err.value) and "\n" not in str(err.value)

@@ -187,6 +187,32 @@ def open_mapping_overrides(argv: list[str]) -> list[str]:
     return out
 
 
+# config keys holding ids (strings) that Hydra's grammar would read as numbers: 1e043500 -> inf, 726462e0 -> 726462.0
+STRING_LIST_KEYS = ("dataset.ids",)
+
+
+def quote_string_overrides(argv: list[str]) -> list[str]:
+    """`dataset.ids=[1e043500,726462e0]` (or a single `dataset.ids=1e043500`) with each unquoted element quoted,
+    so that Hydra keeps the text the user typed instead of parsing a number; a `+`/`++` prefix, quoted
+    elements, sweeps (`a,b` without brackets) and interpolations (`${...}`) are kept as they are."""
+    out = []
+    for arg in argv:
+        name, eq, value = arg.partition("=")
+        if eq and name.lstrip("+") in STRING_LIST_KEYS and "${" not in value and value.strip() not in ("", "null"):
+            v = value.strip()
+            if v.startswith("[") and v.endswith("]"):
+                items = [x.strip() for x in v[1:-1].split(",") if x.strip()]
+                arg = f"{name}=[{','.join(_quoted(x) for x in items)}]"
+            elif "," not in v and not v.startswith(("'", '"')):
+                arg = f"{name}=[{_quoted(v)}]"
+        out.append(arg)
+    return out
+
+
+def _quoted(item: str) -> str:
+    return item if item[:1] in ("'", '"') or "'" in item else f"'{item}'"
+
+
 def run_hydra(argv: list[str]) -> int:
     """Run `ombench run ARGV`; returns the exit status (0, 2 for a user error, 130 when interrupted)."""
     argv = list(argv)
@@ -231,7 +257,7 @@ def run_hydra(argv: list[str]) -> int:
     saved_argv, saved_full = sys.argv, os.environ.get("HYDRA_FULL_ERROR")
     saved_env = {k: os.environ.get(k) for k in hidden.env}
     os.environ.update(hidden.env)  # sweep workers inherit them
-    sys.argv = ["ombench run", *open_mapping_overrides(hidden.argv)]
+    sys.argv = ["ombench run", *quote_string_overrides(open_mapping_overrides(hidden.argv))]
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra re-raises instead of printing its own multi-line report
     logging.raiseExceptions = False  # a run log on a full disk must not print tracebacks over the one error line
     _STATE.update(code=0, in_task=False, multirun=bool(args.multirun))

@@ -135,7 +135,8 @@ class Dataset:
             have = {i.question_id for i in chosen}
             missing = [q for q in wanted if q not in have]
             if missing:
-                raise DataError(f"{source}: question {missing[0]}: not in this dataset ({len(missing)} unknown ids); check the ids of the subset")
+                raise DataError(f"{source}: question {missing[0]}: not in this dataset ({len(missing)} unknown ids); check the ids of the subset "
+                                "(quote ids that look like numbers, e.g. dataset.ids=['1e043500'])")
             keep = set(wanted)
             chosen = [i for i in chosen if i.question_id in keep]
         if per_type is not None:
