@@ -177,3 +177,14 @@ def test_a_number_stays_secret_under_a_password_or_key_name() -> None:
     assert redact({"password": 12345678, "message_token": 1000}) == {"password": REDACTED, "message_token": 1000}
     assert redact_text("db_password=12345678 message_token=1000") == f"db_password={REDACTED} message_token=1000"
     assert hide_secrets(["+model.actor.params.api_key=12345678"]).env
+
+
+def test_a_secret_entry_of_any_provider_mapping_is_hidden_from_hydra() -> None:
+    sentinel, bearer = "SENTINEL-extra-body-9f3", "Bearer abcdefgh12345678"
+    hidden = hide_secrets(["+model.judge.params.extra_body={token: " + sentinel + ", temperature: 0}",
+                           f"+model.actor.params.extra_headers={{Authorization: '{bearer}', X-Trace: 1}}"])
+    text = " ".join(hidden.argv)
+    assert sentinel not in text and "abcdefgh12345678" not in text
+    assert "temperature: 0" in text and "X-Trace: 1" in text  # other entries untouched
+    assert set(hidden.env.values()) == {sentinel, bearer}
+    assert len(hidden.notes) == 2 and all("secret entry" in n for n in hidden.notes)

@@ -27,6 +27,11 @@ _FLAGS_WITH_VALUE = frozenset({"--config-path", "-cp", "--config-dir", "-cd", "-
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\",\]}<>]+")
 
 
+# an entry of a `{name: value}` mapping literal (extra_body, headers, ... any mapping a provider accepts)
+_ENTRY = re.compile(r"(?P<head>[{,]\s*)(?P<name>['\"]?[A-Za-z0-9_.\-]+['\"]?)(?P<sep>\s*:\s*)"
+                    r"(?P<value>'[^']*'|\"[^\"]*\"|[^,{}\[\]\s]+)")
+
+
 @dataclass
 class HiddenArgs:
     """argv as Hydra may see it, the variables holding what was taken out, and one note per hidden value."""
@@ -101,13 +106,19 @@ def hide_secrets(argv: list[str], default_exclude: list[str] | None = None) -> H
             out.argv.append(arg)
             continue
         items = _sweep_items(value)
-        new_items, hidden = [], False
+        new_items, hidden, in_mapping = [], False, False
         for item in items:
             if is_secret_key(key) and may_be_credential(key, _unquote(item)):
                 var = _var_name(key, out.env)
                 out.env[var] = _unquote(item)
                 new_items.append("${oc.env:%s}" % var)
                 hidden = True
+            elif "{" in item and _ENTRY.search(item) and _ENTRY.sub(
+                    partial(_swap_entry, key=key, env={}), item) != item:
+                swapped = _ENTRY.sub(partial(_swap_entry, key=key, env=out.env), item)
+                swapped = _URL.sub(partial(_swap_url, key=key, env=out.env), swapped)
+                in_mapping = hidden = True
+                new_items.append(swapped)
             elif "://" in item:
                 swapped = _URL.sub(partial(_swap_url, key=key, env=out.env), item)
                 hidden = hidden or swapped != item
@@ -121,7 +132,10 @@ def hide_secrets(argv: list[str], default_exclude: list[str] | None = None) -> H
         if len(items) == 1:  # a swept key stays in the folder names (as its references), keeping jobs apart
             excluded.append(key)
         where = _role_or_provider(key)
-        if is_secret_key(key):
+        if in_mapping:
+            out.notes.append(f"{key} holds a secret entry: kept out of every file and log (sent as given); "
+                             f"prefer `export VAR=...` and gateway.api_key_env.{where}=VAR for keys")
+        elif is_secret_key(key):
             out.notes.append(f"{key} is a key on the command line: kept out of every file and log; prefer "
                              f"`export VAR=...` and gateway.api_key_env.{where}=VAR")
         else:
@@ -131,6 +145,17 @@ def hide_secrets(argv: list[str], default_exclude: list[str] | None = None) -> H
     if excluded:
         out.argv = _exclude_from_dirname(out.argv, excluded, default_exclude)
     return out
+
+
+def _swap_entry(m: re.Match[str], key: str, env: dict[str, str]) -> str:
+    """A secret entry of a mapping literal (`{token: X}`, `{Authorization: 'Bearer X'}`) with its value moved
+    into a private variable; any other entry as it was."""
+    name, value = _unquote(m.group("name")), m.group("value")
+    if not (is_secret_key(name) and may_be_credential(name, _unquote(value))):
+        return m.group(0)
+    var = _var_name(f"{key}.{name}", env)
+    env[var] = _unquote(value)
+    return f"{m.group('head')}{m.group('name')}{m.group('sep')}${{oc.env:{var}}}"
 
 
 def _swap_url(m: re.Match[str], key: str, env: dict[str, str]) -> str:
