@@ -23,7 +23,7 @@ class ConfigError(UserError):
 
 class StorageFailure(UserError):
     """Writing results, checkpoints or shards failed for a reason outside the command: disk full, read-only or
-    not permitted, or another process holds the file. `kind` is one of full, readonly, denied, locked, io; the
+    not permitted, or another process holds the file. `kind` is one of full, readonly, denied, locked, io, damaged; the
     message is `<action> failed: <why>; <safe>; <fix>` (see `storage_failure`)."""
 
     exit_code = 1
@@ -47,9 +47,14 @@ _TEXT_KINDS = (
     ("read-only file system", "readonly"), ("readonly database", "readonly"), ("read-only", "readonly"),
     ("permission denied", "denied"), ("operation not permitted", "denied"),
     ("could not set lock", "locked"), ("conflicting lock", "locked"), ("database is locked", "locked"),
+    # a damaged file: truncated, zeroed, garbled blocks (DuckDB) or a malformed SQLite image
+    ("corrupt database file", "damaged"), ("could not read enough bytes", "damaged"),
+    ("does not match stored checksum", "damaged"), ("not a valid duckdb database", "damaged"),
+    ("database disk image is malformed", "damaged"), ("file is not a database", "damaged"),
 )
 WORDS = {"full": "no space left on the device", "readonly": "the file system is read-only",
-         "denied": "permission denied", "locked": "another process holds it", "io": "an I/O error"}
+         "denied": "permission denied", "locked": "another process holds it", "io": "an I/O error",
+         "damaged": "the file is damaged"}
 
 
 def io_kind(exc: BaseException) -> str | None:
@@ -81,7 +86,9 @@ FIXES = {"full": "free disk space, then re-run the same command",
          "readonly": "make it writable or choose another output.dir=..., then re-run the same command",
          "denied": "make it writable or choose another output.dir=..., then re-run the same command",
          "locked": "wait for the other process to finish (or stop it), then re-run the same command",
-         "io": "check the disk, then re-run the same command"}
+         "io": "check the disk, then re-run the same command",
+         "damaged": "move the file aside (keep it for recovery), then re-run the same command: it starts a fresh "
+                    "file at the same path (or pass another path)"}
 
 
 def storage_failure(exc: BaseException, action: str, *, safe: str = "", fix: str = "") -> StorageFailure:
@@ -91,6 +98,6 @@ def storage_failure(exc: BaseException, action: str, *, safe: str = "", fix: str
         return exc
     kind = io_kind(exc) or "io"
     why = WORDS[kind] + (lock_holder(exc) if kind == "locked" else "")
-    if kind == "io":
-        why = f"{WORDS['io']} ({' '.join(str(exc).split())[:160]})"
+    if kind in ("io", "damaged"):
+        why = f"{WORDS[kind]} ({' '.join(str(exc).split())[:160]})"
     return StorageFailure(action, why, kind, safe, fix)
