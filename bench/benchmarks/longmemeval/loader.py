@@ -87,6 +87,9 @@ def load_dataset(name_or_path: str | Path, data_dir: str | Path | None = None) -
     path = Path(text).expanduser()
     if path.is_file():
         return read_dataset(path)
+    if path.is_dir():
+        raise DataError(f"{text}: is a folder, not a data file; give the file inside it (e.g. {path / 'longmemeval_s.json'}) "
+                        "or set dataset.data_dir to the folder and name the dataset")
     if path.suffix or os.sep in text or "/" in text:
         raise DataError(f"{text}: file not found; check the path (or use a dataset name: {', '.join(KNOWN_NAMES)}, synthetic)")
     raise DataError(f"unknown dataset {text!r}: give a path to a .json/.json.xz/.jsonl file or one of {', '.join(KNOWN_NAMES)}, synthetic")

@@ -179,3 +179,12 @@ def test_subset_filters_and_determinism() -> None:
     with pytest.raises(DataError, match="syn_missing"):
         ds.subset(ids=["syn_missing"])
     assert ds.get(order[3]).question_id == order[3]
+
+
+def test_a_folder_given_as_the_data_file_is_named_as_a_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "longmemeval_oracle.json"
+    folder.mkdir()
+    with pytest.raises(DataError) as err:
+        load_dataset(str(folder))
+    msg = str(err.value)
+    assert "is a folder, not a data file" in msg and "dataset.data_dir" in msg and "\n" not in msg
