@@ -164,6 +164,12 @@ def parse_instances(raw: Any, source: str, stats: ParseStats | None = None) -> l
         raise DataError(f"{source}: the file holds a JSON {_type_name(raw)}, not an array of questions; use the LongMemEval .json (array) or .jsonl (one question per line) format")
     if not raw:
         raise DataError(f"{source}: the file holds no questions; point at a LongMemEval file with at least one question")
+    first = raw[0]
+    if isinstance(first, dict) and not {"question_id", "haystack_sessions", "question"} & set(first):
+        keys = ", ".join(sorted(map(str, first))[:6])
+        raise DataError(f"{source}: not LongMemEval: its first entry has none of question_id, question, "
+                        f"haystack_sessions (it has {keys}); give a LongMemEval file or the matching benchmark "
+                        "(dataset.benchmark=...)")
     out: list[Instance] = []
     seen: set[str] = set()
     for index, item in enumerate(raw):

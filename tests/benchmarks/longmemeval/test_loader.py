@@ -188,3 +188,13 @@ def test_a_folder_given_as_the_data_file_is_named_as_a_folder(tmp_path: Path) ->
         load_dataset(str(folder))
     msg = str(err.value)
     assert "is a folder, not a data file" in msg and "dataset.data_dir" in msg and "\n" not in msg
+
+
+def test_a_file_of_another_benchmark_is_named_not_longmemeval(tmp_path: Path) -> None:
+    locomo = tmp_path / "locomo10.json"
+    locomo.write_text(json.dumps([{"sample_id": "conv-26", "qa": [{"question": "q", "answer": "a"}],
+                                   "conversation": {"speaker_a": "Caroline"}}]))
+    with pytest.raises(DataError) as err:
+        load_dataset(str(locomo))
+    msg = str(err.value)
+    assert "not LongMemEval" in msg and "sample_id" in msg and "\n" not in msg
