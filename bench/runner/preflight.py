@@ -146,7 +146,23 @@ def _alternatives(keys: list[str]) -> str:
     return " and ".join(keys)
 
 
+def unused_gateway_settings(ctx: PreflightContext) -> Iterable[Finding]:
+    """A warning for each `gateway.api_key_env` / `gateway.api_base` entry that applies to no role this job calls:
+    its key names neither a called role nor the provider of a called role's model (the gateway reads a role's
+    entry for every call of the role, in-process ones too)."""
+    used = {r.value for r in ctx.roles} | {ctx.provider(m) for m in ctx.roles.values()}
+    gw = ctx.cfg.gateway
+    for section, mapping in (("api_key_env", gw.api_key_env), ("api_base", gw.api_base)):
+        for key in mapping:
+            if key not in used:
+                called = ", ".join(f"{r.value} ({m})" for r, m in ctx.roles.items())
+                yield Finding("credentials", "warning",
+                              f"gateway.{section}.{key} applies to no role this run calls ({called}); "
+                              "it is ignored: check the role or provider name, or drop the setting")
+
+
 def check_credentials(ctx: PreflightContext) -> Iterable[Finding]:
+    yield from unused_gateway_settings(ctx)
     if ctx.dry_run:
         return
     from bench.gateway.local import is_local

@@ -186,3 +186,10 @@ def test_a_set_but_empty_key_counts_as_missing(tmp_path, no_keys, monkeypatch, v
     root = _root(tmp_path, "model=gpt-4o", "run_strategies=[full_context]", "dataset=longmemeval_s")
     errors = [f.message for f in run_checks(build_context(root), ["credentials"]) if f.level == "error"]
     assert len(errors) == 1 and "set OPENAI_API_KEY" in errors[0]
+
+
+def test_a_gateway_setting_that_applies_to_no_called_role_is_warned(tmp_path, no_keys) -> None:
+    root = _root(tmp_path, "++gateway.api_key_env.openai=MY_OPENAI_KEY")  # offline models: nothing reads it
+    findings = list(run_checks(build_context(root), ["credentials"]))
+    assert [f.level for f in findings] == ["warning"]
+    assert "gateway.api_key_env.openai applies to no role" in findings[0].message
