@@ -15,6 +15,7 @@ import contextlib
 import os
 import signal
 import sys
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from bench.conf import CONFIG_NAME, CONFIG_PATH, config_dir
@@ -213,6 +214,27 @@ def _quoted(item: str) -> str:
     return item if item[:1] in ("'", '"') or "'" in item else f"'{item}'"
 
 
+def broken_config_file(config_dir: str | None) -> str | None:
+    """One line naming the first YAML file of a `--config-dir` folder that does not parse (Hydra would skip a
+    broken `config.yaml` there without a word and run the packaged defaults), or None when all parse."""
+    if not config_dir:
+        return None
+    from omegaconf import OmegaConf
+
+    folder = Path(config_dir).expanduser()
+    if not folder.is_dir():
+        return f"--config-dir {config_dir}: not a folder; give the folder holding your config.yaml"
+    for path in sorted(folder.rglob("*.yaml")):
+        try:
+            OmegaConf.load(path)  # Hydra's own YAML loader (PyYAML with OmegaConf's resolvers)
+        except Exception as exc:  # noqa: BLE001  (yaml's scanner/parser errors, a bad encoding, an unreadable file)
+            mark = getattr(exc, "problem_mark", None)
+            where = f" line {mark.line + 1}" if mark is not None else ""
+            what = getattr(exc, "problem", None) or type(exc).__name__
+            return f"{path}:{where}: not valid YAML ({what}); fix it or remove it from --config-dir"
+    return None
+
+
 def run_hydra(argv: list[str]) -> int:
     """Run `ombench run ARGV`; returns the exit status (0, 2 for a user error, 130 when interrupted)."""
     argv = list(argv)
@@ -231,6 +253,10 @@ def run_hydra(argv: list[str]) -> int:
         args = _check_flags(argv)
     except _ArgError as exc:
         print(f"ombench run: error: {hydra_error_line(exc)}", file=sys.stderr)
+        return 2
+    broken = broken_config_file(args.config_dir)
+    if broken:
+        print(f"ombench run: error: {broken}", file=sys.stderr)
         return 2
     completion = args.shell_completion and any(o.startswith(("install=", "uninstall=", "query=")) for o in args.overrides)
     if completion:
