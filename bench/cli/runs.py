@@ -38,8 +38,12 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     t = Table(title=f"runs in {args.db}")
-    for col in ("name", "dataset", "n", "models", "status", "date"):
-        t.add_column(col, overflow="fold", justify="right" if col == "n" else "left")
+    t.add_column("name", no_wrap=True)  # whole, so it can be copied into --run
+    t.add_column("dataset", no_wrap=True)
+    t.add_column("n", justify="right", no_wrap=True)
+    t.add_column("models", overflow="fold")
+    t.add_column("status", no_wrap=True)
+    t.add_column("date", overflow="fold")
     for r in rows:
         n = f"{r['n']}/{r['n_planned']}" if r["n_planned"] is not None else str(r["n"])
         models = " / ".join(str(m) for m in (r["actor_model"], r["judge_model"]) if m)

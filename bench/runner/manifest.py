@@ -66,5 +66,6 @@ def build_manifest(job: Job, ds: Dataset, strategy: str, key: str, raw_cfg: dict
         extra={"spec": redact(run_spec(job, strategy, ds.sha256, ds.subset_ids)), "dataset_official": ds.official,
                "benchmark": cfg.dataset.benchmark, "isolation_unit": job.benchmark.isolation_unit,
                "dataset_path": str(ds.path) if ds.path else None, "subset_ids": ds.subset_ids, "price_map": prices,
-               "judge": judge, "run_name": run_name(key, cfg.experiment_name, strategy, ds.split or ds.name)},
+               "judge": judge, "run_name": run_name(key, cfg.experiment_name, strategy, ds.split or ds.name,
+                                                      len(ds.subset_ids) if ds.subset_ids else None)},
     )
