@@ -18,6 +18,7 @@ COMMANDS: Registry[Callable[[Any], None]] = Registry("ombench command", {
     "metrics": "bench.cli.metrics:register",
     "perf": "bench.cli.perf:register",
     "report": "bench.cli.report:register",
+    "runs": "bench.cli.runs:register",
     "view": "bench.cli.view:register",
 })
 

@@ -9,7 +9,7 @@ import dataclasses
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("export", help="write a run's hypotheses (and eval results) in the official JSONL format")
     p.add_argument("--db", required=True, help="DuckDB results file")
-    p.add_argument("--run", required=True, help="run_key to export")
+    p.add_argument("--run", required=True, help="run to export: a name from `ombench runs`, or a run_key")
     p.add_argument("--out", required=True, help="hypothesis JSONL to write")
     p.add_argument("--eval-results", action="store_true", help="also write OUT.eval-results-<judge> with autoeval_label")
     p.set_defaults(func=run)
@@ -21,11 +21,11 @@ def run(args: argparse.Namespace) -> int:
     from bench.store import Results
 
     with Results(args.db) as res:
-        run = res.run(args.run)
+        key = res.resolve_run(args.run)
+        run = res.run(key)
         if run is None:
-            known = res.run_keys()
-            raise UserError(f"run {args.run!r} not in {args.db}; known runs: {', '.join(known) or 'none'}")
-        rows = [dataclasses.asdict(s) for s in res.sample_rows(args.run)]
+            raise UserError(f"run {args.run!r} not in {args.db}; list them with `ombench runs --db {args.db}`")
+        rows = [dataclasses.asdict(s) for s in res.sample_rows(key)]
     n = write_hypotheses(rows, args.out)
     print(f"wrote {n} hypotheses to {args.out}")
     if args.eval_results:

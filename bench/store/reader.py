@@ -43,6 +43,25 @@ class Results:
     def run_keys(self) -> list[str]:
         return [r[0] for r in sql(self.con, "SELECT run_key FROM runs ORDER BY run_key")]
 
+    def names(self) -> dict[str, str]:
+        """run name (bench.store.run_names) -> run_key, for every run."""
+        from bench.store.run_names import name_of
+
+        return {name_of(r): str(r["run_key"]) for r in self.runs().to_dict("records")}
+
+    def resolve_run(self, ref: str) -> str:
+        """The run_key of `ref` (a run name from `ombench runs`, or a run_key). Raises UserError naming the
+        known runs when neither matches."""
+        from bench.errors import UserError
+
+        if ref in self.run_keys():
+            return ref
+        names = self.names()
+        if ref in names:
+            return names[ref]
+        raise UserError(f"run {ref!r} not in {self.path}; known runs (see `ombench runs --db {self.path}`): "
+                        f"{', '.join(sorted(names)) or 'none'}")
+
     def run(self, run_key: str) -> RunManifest | None:
         """The run's manifest as stored (config, package_versions and extra decoded), or None if unknown."""
         df = self._df("SELECT * FROM runs WHERE run_key = ?", [run_key])
