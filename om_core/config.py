@@ -31,10 +31,12 @@ ContextLayout = Literal["mastra", "stable_prefix"]
 DEFAULT_MODEL = "google/gemini-2.5-flash"
 DEFAULT_ALIAS = "default"  # a model name that means DEFAULT_MODEL (Mastra's 'default' string)
 
-# Output caps sent when the config sets none (not Mastra's: docs/om.md, "Output guards"). A truncated output is
-# asked for once more with twice the cap (om_core.guards), so these bound runaway generation, not a faithful log.
-DEFAULT_OBSERVER_OUTPUT_TOKENS = 8_192
-DEFAULT_REFLECTOR_OUTPUT_TOKENS = 16_384
+# Output caps sent when the config sets none, as Mastra sends them (OBSERVATIONAL_MEMORY_DEFAULTS
+# `modelSettings.maxOutputTokens` 100,000): 1.1.0 (m11) sends it to every model; 1.31.0 (m31) only to its default
+# model (`usesDefaultOutputTokenBudget`: no model set, or "default"), and no cap to a model named in the config.
+MASTRA_OUTPUT_TOKENS = 100_000
+DEFAULT_OBSERVER_OUTPUT_TOKENS = MASTRA_OUTPUT_TOKENS
+DEFAULT_REFLECTOR_OUTPUT_TOKENS = MASTRA_OUTPUT_TOKENS
 
 _MINUTE = 60_000
 _HOUR = 60 * _MINUTE
@@ -49,8 +51,7 @@ class ObservationConfig:
     block_after: float | int | None = None  # None: 1.2 when buffering
     max_tokens_per_batch: int = 10_000
     temperature: float = 0.3
-    # output cap sent as max_tokens; None: DEFAULT_OBSERVER_OUTPUT_TOKENS; 0: none (Mastra sends 100,000 only to
-    # its default Gemini model; a local server without a cap may generate up to its context window)
+    # output cap sent as max_tokens; None: as the profile's Mastra version (OMConfig.observer_output_cap); 0: none
     max_output_tokens: int | None = None
     model_params: Mapping[str, Any] = field(default_factory=dict)  # extra provider params, passed through
     instruction: str | None = None
@@ -66,7 +67,7 @@ class ReflectionConfig:
     buffer_activation: float = 0.5
     block_after: float | int = 1.2
     temperature: float = 0.0
-    max_output_tokens: int | None = None  # None: DEFAULT_REFLECTOR_OUTPUT_TOKENS; 0: no cap
+    max_output_tokens: int | None = None  # None: as the profile's Mastra version; 0: no cap
     model_params: Mapping[str, Any] = field(default_factory=dict)
     instruction: str | None = None
     # Reflections do not inherit the top-level idle / provider-change knobs (Mastra's `ObservationalMemory`
@@ -140,13 +141,25 @@ class OMConfig:
     def observer_output_cap(self) -> int | None:
         """The Observer's output cap in tokens (`max_tokens`), or None when `max_output_tokens: 0` sends none."""
         cap = self.observation.max_output_tokens
-        return DEFAULT_OBSERVER_OUTPUT_TOKENS if cap is None else (cap or None)
+        if cap is None:
+            return DEFAULT_OBSERVER_OUTPUT_TOKENS if self._default_budget(self.observation.model) else None
+        return cap or None
 
     @property
     def reflector_output_cap(self) -> int | None:
         """The Reflector's output cap in tokens (`max_tokens`), or None when `max_output_tokens: 0` sends none."""
         cap = self.reflection.max_output_tokens
-        return DEFAULT_REFLECTOR_OUTPUT_TOKENS if cap is None else (cap or None)
+        if cap is None:
+            return DEFAULT_REFLECTOR_OUTPUT_TOKENS if self._default_budget(self.reflection.model) else None
+        return cap or None
+
+    def _default_budget(self, role_model: str | None) -> bool:
+        """Whether the unset cap is Mastra's 100,000: always in m11; in m31 only for Mastra's default model
+        (1.31.0 `usesDefaultOutputTokenBudget`, on the model the config names for the role, the top level first)."""
+        if self.profile != "m31":
+            return True
+        named = self.model or role_model or self.reflection.model or self.observation.model
+        return named is None or named == DEFAULT_ALIAS
 
     @property
     def buffering(self) -> bool:

@@ -273,7 +273,8 @@ class ObservationalMemory:
                     unobserved = list(msgs)
                 elif msgs:
                     others[meta.thread_id] = msgs
-        other_text, other_tokens = self._others.block(rec.resource_id, thread_id, others)
+        # newest thread first, as Mastra lists them (listThreads' default order, createdAt DESC; 1.1.0 and 1.31.0)
+        other_text, other_tokens = self._others.block(rec.resource_id, thread_id, dict(reversed(others.items())))
         pending = self.tokens.total(unobserved) + other_tokens
         threshold = dynamic_threshold(cfg.observation.message_tokens, cfg.reflection.observation_tokens,
                                       rec.observation_token_count, cfg.share_token_budget)

@@ -135,7 +135,17 @@ def gap_text(content: str) -> str:
 
 
 def _cut(text: str, max_chars: int | None) -> str:
-    return text if max_chars is None or len(text) <= max_chars else text[:max_chars] + "…"
+    """`text` cut to `max_chars` with Mastra's marker `\\n... [truncated N characters]` (mastra-ai/mastra,
+    packages/memory/src/processors/observational-memory/observer-agent.ts, `maybeTruncate`, 1.1.0 and 1.31.0).
+    Lengths count UTF-16 code units as JavaScript's `String.length` and `slice` do; a surrogate pair split by
+    the cut loses its lone half (JavaScript would keep it)."""
+    if max_chars is None or len(text) <= max_chars // 2:
+        return text
+    units = text.encode("utf-16-le")
+    if len(units) // 2 <= max_chars:
+        return text
+    head = units[: 2 * max_chars].decode("utf-16-le", errors="ignore")
+    return f"{head}\n... [truncated {len(units) // 2 - max_chars} characters]"
 
 
 def _format_m31(messages: Sequence[Message], tz: tzinfo, counter: TokenCounter, max_chars: int | None) -> str:

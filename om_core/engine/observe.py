@@ -34,6 +34,18 @@ def join_observations(existing: str, new: str, ts: datetime, profile: str) -> tu
     return existing + sep + new, sep
 
 
+BUFFERED_SEPARATOR = "\n\n--- BUFFERED (pending activation) ---\n\n"
+
+
+def buffering_context(active: str, buffered: str) -> str:
+    """The previous observations a buffering Observer call is shown: the active observations, then Mastra's
+    `--- BUFFERED (pending activation) ---` line, then the buffered chunks (either alone when the other is empty).
+    From mastra-ai/mastra 1.31.0, packages/memory/src/processors/observational-memory, `combineObservationsForBuffering`."""
+    if not active or not buffered:
+        return active or buffered
+    return active + BUFFERED_SEPARATOR + buffered
+
+
 def observer_kwargs(om: EngineContext) -> dict[str, Any]:
     """Keyword arguments of `om_core.observer.observe` from the config (prompt options and model params)."""
     cfg = om.config
@@ -86,8 +98,8 @@ def maybe_buffer(om: EngineContext, st: Status, state: ScopeState, now: datetime
     candidates = safe_prefix(candidates)
     if not candidates or om.tokens.total(candidates) < bt / 2:
         return
-    existing = "\n\n".join(t for t in [rec.active_observations, *(c.observations for c in rec.buffered_observation_chunks)]
-                           if t.strip())
+    existing = buffering_context(rec.active_observations,
+                                 "\n\n".join(c.observations for c in rec.buffered_observation_chunks if c.observations.strip()))
     events.append("buffer")
     state.buffer_task = om.spawn(_buffer(om, rec.lookup_key, candidates, existing, st.pending, now, rec.resource_id),
                                  rec.lookup_key)
@@ -107,7 +119,10 @@ async def _buffer(om: EngineContext, key: str, msgs: Sequence[Message], existing
         id=f"ombuf-{cycle}", cycle_id=cycle, observations=text, token_count=om.counter.count_string(text),
         message_ids=tuple(m.id for m in msgs), message_tokens=om.tokens.total(msgs),
         last_observed_at=newest + timedelta(milliseconds=1), created_at=om.now(now),
-        first_message_at=min(m.created_at for m in msgs), current_task=None, suggested_continuation=None,
+        # the hints a buffered call returns anyway are kept and applied to the thread at activation (Mastra 1.31.0
+        # stores them with the chunk: observational-memory.ts, the async buffer's `persist`)
+        first_message_at=min(m.created_at for m in msgs), current_task=out.current_task,
+        suggested_continuation=out.suggested_response,
         thread_title=out.thread_title,
         working_memory=tuple(out.working_memory) if out.working_memory and om.config.working_memory.enabled else None)
     om.storage.append_buffered_chunk(key, chunk, last_buffered_at_tokens=pending, now=om.now(now))

@@ -77,7 +77,8 @@ async def observe_resource(om: EngineContext, st: Status, now: datetime, events:
             newest = max(pending[tid], key=lambda m: m.created_at)
             body = om.group(sec.observations, pending[tid]) if cfg.retrieval.enabled else sec.observations
             sections.append((shown[tid], body))
-            boundaries.append(message_boundary(newest.created_at))
+            # m31 stamps each appended section with a message boundary; Mastra 1.1.0 appends with a blank line
+            boundaries.append(message_boundary(newest.created_at) if cfg.profile == "m31" else "\n\n")
             newest_all = newest.created_at if newest_all is None else max(newest_all, newest.created_at)
             meta = metas.get(tid) or ThreadMeta(tid, rec.resource_id, now, now)
             new_metas.append(replace(meta, last_observed_at=newest.created_at, last_observed_message_cursor=newest.id,

@@ -237,7 +237,7 @@ class BaseStorage(ABC):
             last = done[-1]
             if thread_id:
                 meta = self._load_thread(thread_id)
-                if meta is not None:  # async chunks carry no hints: activation clears them, as Mastra does
+                if meta is not None:  # the last activated chunk's hints (or none), as Mastra 1.31.0 applies them
                     self._save_thread(replace(meta, current_task=last.current_task,
                                               suggested_response=last.suggested_continuation,
                                               thread_title=last.thread_title or meta.thread_title, updated_at=now))

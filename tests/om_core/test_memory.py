@@ -10,7 +10,7 @@ import pytest
 from om_core.config import OMConfig
 from om_core.testing import ScriptedObserver, ScriptedReflector, synthetic_turns
 from om_core.memory import ObservationalMemory
-from om_core.storage import SQLiteStorage
+from om_core.storage import InMemoryStorage, SQLiteStorage
 from om_core.tokens import default_counter
 from om_core.types import Message
 
@@ -157,3 +157,36 @@ def test_m11_observes_synchronously_without_buffering(m11_run, m31_run):
     head = m11_run.om.record("res", "thr")
     assert head.buffered_observation_chunks == () and head.generation_count >= 1
     assert any("reflect" in t.finish_events for t in turns)
+
+
+def test_buffering_observer_sees_active_then_buffered_after_mastras_separator(m31_run):
+    # Mastra 1.31.0 `combineObservationsForBuffering`: active, "--- BUFFERED (pending activation) ---", buffered
+    texts = ["\n".join(str(m.get("content", "")) for m in c["messages"]) for c in m31_run.observer.calls]
+    shown = [t for t in texts if "--- BUFFERED (pending activation) ---" in t]
+    assert shown, "no buffering call was shown active and buffered observations apart"
+    assert all("\n\n--- BUFFERED (pending activation) ---\n\n" in t for t in shown)
+
+
+async def test_hints_of_buffered_calls_reach_the_thread_at_activation():
+    # Mastra 1.31.0 keeps the <current-task> a buffered call returns with its chunk and applies the last activated
+    # chunk's to the thread (observational-memory.ts, activation); om_core used to drop it
+    class Hinting(ScriptedObserver):
+        async def complete(self, messages, **params):
+            out = await super().complete(messages, **params)
+            if "<current-task>" not in out.text:
+                out.text += "\n<current-task>\nPrimary: keep going\n</current-task>"
+            return out
+
+    om = ObservationalMemory(OMConfig.from_dict({"profile": "m31", "observation": {"message_tokens": 3000}}),
+                             InMemoryStorage(), Hinting(), ScriptedReflector())
+    events = []
+    for i, (at, user, assistant) in enumerate(synthetic_turns(30, words=150)):
+        ctx = await om.prepare_turn("res", "thr", [Message(f"u{i}", "user", user, at)], at)
+        events += ctx.events
+        await om.finish_turn("res", "thr", [Message(f"a{i}", "assistant", assistant, at)], at)
+        await om.wait_idle()
+        if "activate" in ctx.events:
+            break
+    assert "activate" in events and "observe" not in events
+    meta = om.storage.get_thread("thr")
+    assert meta is not None and meta.current_task == "Primary: keep going"

@@ -108,7 +108,15 @@ def test_m11_format_with_tools_untruncated():
 
 def test_max_part_chars_cuts_text_parts():
     out = format_messages([msg("1", "user", "a" * 600, T0)], "m31", counter=COUNTER, max_part_chars=500)
-    assert out.endswith("a" * 500 + "…")
+    assert out.endswith("a" * 500 + "\n... [truncated 100 characters]")  # Mastra's maybeTruncate marker
+
+
+def test_max_part_chars_counts_utf16_units_as_mastra():
+    # JavaScript's String.length counts 2 units for an emoji: 300 emoji are 600 units, cut at 500 units
+    out = format_messages([msg("1", "user", "\U0001F600" * 300, T0)], "m11", counter=COUNTER, max_part_chars=500)
+    assert out.endswith("\U0001F600" * 250 + "\n... [truncated 100 characters]")
+    short = format_messages([msg("1", "user", "\U0001F600" * 250, T0)], "m11", counter=COUNTER, max_part_chars=500)
+    assert "truncated" not in short
 
 
 def test_bad_inputs():

@@ -99,7 +99,8 @@ async def test_the_engine_keeps_messages_unobserved_when_every_output_is_truncat
             return out
 
     obs = Cut()
-    cfg = OMConfig.from_dict({"observation": {"message_tokens": 1500, "buffer_tokens": False}})
+    cfg = OMConfig.from_dict({"observation": {"message_tokens": 1500, "buffer_tokens": False,
+                                              "max_output_tokens": 8192}})
     om = ObservationalMemory(cfg, InMemoryStorage(), obs, ScriptedReflector())
     for i, (at, user, assistant) in enumerate(synthetic_turns(10, words=120)):
         await om.prepare_turn("r", "t", [Message(f"u{i}", "user", user, at)], at)
@@ -107,14 +108,19 @@ async def test_the_engine_keeps_messages_unobserved_when_every_output_is_truncat
     assert om.rejections and {r.reason for r in om.rejections} == {TRUNCATED}
     assert om.record("r", "t").active_observations == "" and om.record("r", "t").last_observed_at is None
     caps = [c["max_tokens"] for c in obs.calls]
-    assert caps[:2] == [8192, 16384]  # the default Observer cap, then twice it
+    assert caps[:2] == [8192, 16384]  # the configured Observer cap, then twice it
 
 
 # ---- default output caps ------------------------------------------------------------------------------------------
 
 def test_default_output_caps_and_no_cap():
-    cfg = OMConfig()
-    assert (cfg.observer_output_cap, cfg.reflector_output_cap) == (8192, 16384)
+    # as each Mastra version sends them: 1.1.0 100,000 to every model; 1.31.0 100,000 to its default model only
+    assert (OMConfig().observer_output_cap, OMConfig().reflector_output_cap) == (100_000, 100_000)
+    m11 = OMConfig.from_dict({"profile": "m11", "model": "openai/gpt-4o"})
+    assert (m11.observer_output_cap, m11.reflector_output_cap) == (100_000, 100_000)
+    m31 = OMConfig.from_dict({"profile": "m31", "observation": {"model": "openai/gpt-4o"}})
+    assert (m31.observer_output_cap, m31.reflector_output_cap) == (None, None)
+    assert OMConfig.from_dict({"profile": "m31", "model": "default"}).observer_output_cap == 100_000
     off = OMConfig.from_dict({"observation": {"max_output_tokens": 0}, "reflection": {"max_output_tokens": 2000}})
     assert (off.observer_output_cap, off.reflector_output_cap) == (None, 2000)
     with pytest.raises(ValueError, match="max_output_tokens"):
