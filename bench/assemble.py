@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from bench.cachesim.base import CacheSimulator
-from bench.config import RootCfg, StrategyCfg
+from bench.config import RootCfg, StrategyCfg, answer_reserve
 from bench.errors import ConfigError
 from bench.roles import Role
 from bench.strategies import ReplaySettings, StrategySpec, resolve_strategy
@@ -40,7 +40,7 @@ def replay_settings(cfg: RootCfg, role_models: Mapping[str, str] | None = None) 
     return ReplaySettings(
         actor_model=cfg.model.actor.model,
         max_input_tokens=cfg.model.actor_max_input_tokens,
-        output_budget=cfg.answer.max_tokens,
+        output_budget=answer_reserve(cfg.answer),
         system_prompt=cfg.answer.system_prompt,
         method=cfg.answer.method,
         history_format=cfg.answer.history_format,

@@ -72,9 +72,20 @@ class ReplayCfg:
 class AnswerCfg:
     method: str = "con"
     history_format: str = "json"
-    max_tokens: int = 800
+    max_tokens: int | None = 800  # None: no cap sent (Mastra's runner sets none); the reader reserves UNCAPPED_RESERVE
     temperature: float = 0.0
     system_prompt: str = ""
+
+
+
+UNCAPPED_RESERVE = 800
+"""Tokens the reader prompt leaves free in the Actor's window when `answer.max_tokens` is null (no cap is sent, as
+Mastra's LongMemEval runner sends none): LongMemEval's official generation budget."""
+
+
+def answer_reserve(a: AnswerCfg) -> int:
+    """The tokens kept free for the answer in the Actor's window: `answer.max_tokens`, or UNCAPPED_RESERVE if null."""
+    return a.max_tokens if a.max_tokens is not None else UNCAPPED_RESERVE
 
 
 @dataclass
@@ -231,10 +242,10 @@ def _check_numbers(root: RootCfg) -> None:
         if not isinstance(m.role(r).model, str) or not m.role(r).model.strip():
             raise ConfigError(f"model.{r.value}.model is empty; name a litellm model (e.g. openai/gpt-4o) or the offline "
                               f"engine's ({r.offline_model})")
-    _at_least("answer.max_tokens", a.max_tokens, 1, "tokens")
-    if m.actor_max_input_tokens <= a.max_tokens:
+    _at_least("answer.max_tokens", a.max_tokens, 1, "tokens", optional=True)
+    if m.actor_max_input_tokens <= answer_reserve(a):
         raise ConfigError(f"model.actor_max_input_tokens={m.actor_max_input_tokens}: must be more than answer.max_tokens "
-                          f"({a.max_tokens}): the Actor's window holds the prompt and the answer; set the model's "
+                          f"({answer_reserve(a)}): the Actor's window holds the prompt and the answer; set the model's "
                           "context window in tokens")
     _at_least("dataset.limit", d.limit, 0, "questions (0 = all)")
     _at_least("dataset.per_type", d.per_type, 1, "questions per type", optional=True)

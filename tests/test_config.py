@@ -35,10 +35,13 @@ def test_mastra_presets_are_faithful(tmp_path) -> None:
         assert (r.judge.source, r.judge.parse, r.judge.ask_reason) == ("official", "official", False)
         assert r.dataset.name == "longmemeval_s"
         om = r.strategies["om"].params
-        assert (om["profile"], om["scope"], om["message_tokens"], om["observation_tokens"]) == ("m11", "resource", 30000, 40000)
+        # the runner's ingestion thresholds: prepare.ts passes observationTokens 80000 (not the library default 40000)
+        assert (om["profile"], om["scope"], om["message_tokens"], om["observation_tokens"]) == ("m11", "resource", 30000, 80000)
         assert "gemini-2.5-flash" in r.model.observer.model and "gemini-2.5-flash" in r.model.reflector.model
         assert r.model.observer.params["temperature"] == 0.3 and r.model.reflector.params["temperature"] == 0.0
         assert r.model.judge.model.endswith("gpt-4o-2024-08-06")
+        # the runner's actor: no answer cap (run.ts sets no max tokens), temperature 0
+        assert (r.answer.max_tokens, r.answer.temperature) == (None, 0.0)
     assert r5.model.actor.model.endswith("gpt-5-mini") and "gpt-4o" in r4.model.actor.model
     # ingest once, answer many: the two presets share the ingestion key but not the run key
     assert ingest_key(r4, "om", "sha") == ingest_key(r5, "om", "sha")
@@ -135,3 +138,16 @@ def test_unknown_question_id_error_says_to_quote_it(tmp_path) -> None:
     with pytest.raises(DataError) as err:
         load_data(assemble(compose_cfg(tmp_path, "dataset.ids=[inf]")))
     assert "question inf" in str(err.value) and "quote ids" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_uncapped_answer_validates_and_keeps_a_reserve() -> None:
+    from bench.config import UNCAPPED_RESERVE, answer_reserve
+
+    r = validate(_compose(["answer.max_tokens=null"]))
+    assert r.answer.max_tokens is None and answer_reserve(r.answer) == UNCAPPED_RESERVE
+    capped = validate(_compose(["answer.max_tokens=123"]))
+    assert answer_reserve(capped.answer) == 123
+    # the cap is part of what decides an answer: capped and uncapped runs never share a run key
+    assert run_key(r, "om", "x", None) != run_key(validate(_compose([])), "om", "x", None)
+    with pytest.raises(ConfigError, match=r"answer.max_tokens=0"):
+        validate(_compose(["answer.max_tokens=0"]))

@@ -103,7 +103,7 @@ def dry_run(job: Job, raw: dict[str, Any]) -> list[dict[str, Any]]:
     print(f"\nDRY RUN — experiment {root.experiment_name}: {n_total} questions of {ds_full.name} ({ds_full.split}); "
           f"replayed {len(ds)} with the offline engine (not an LLM), scaled ×{scale:.2f}.")
     print("Token counts come from the offline engine's real inputs; output tokens of real models may differ "
-          f"(upper bound for the actor: {root.answer.max_tokens} per answer). Prices: litellm's local price map.")
+          f"(actor: {'no cap (answer.max_tokens=null)' if root.answer.max_tokens is None else f'at most {root.answer.max_tokens}'} per answer). Prices: litellm's local price map.")
     for s in root.run_strategies:
         calls = [c for k, c in store.calls if k.startswith(f"dryrun-{s}-")]
         rows = estimate(job, calls, scale)

@@ -183,7 +183,7 @@ async def test_a_truncated_observer_output_is_retried_with_a_larger_cap_then_ref
             await om.prepare_turn("r", "t", [Message(f"u{i}", "user", user, at)], at)
             await om.finish_turn("r", "t", [Message(f"a{i}", "assistant", assistant, at)], at)
         assert "garden" in om.record("r", "t").active_observations and not om.rejections
-        assert srv.stats.chat_bodies[0]["max_tokens"] == 8192  # the default Observer cap
+        assert srv.stats.chat_bodies[0]["max_tokens"] == 100_000  # Mastra's default cap (no model named)
         await gw.aclose()
 
 

@@ -54,4 +54,7 @@ def test_a_run_on_recorded_small_model_outputs_commits_no_memory_and_says_so(tmp
     out = capsys.readouterr().out
     assert "memory probably unusable" in out and "unpriced" in out and "the judge is not" in out
     stats = cassette.stats()
-    assert stats["observer"]["exact"] >= 3 and stats["judge"]["requests"] == 6
+    # every Observer request is answered by a recorded Observer output; none matches a recording exactly since the
+    # packaged Observer text changed after the cassette was recorded (issue 28), so the nearest record answers
+    assert stats["observer"]["requests"] >= 3 and set(stats) == {"observer", "actor", "judge"}
+    assert stats["judge"]["requests"] == stats["judge"]["exact"] == 6

@@ -96,14 +96,14 @@ def test_context_windows(tmp_path, monkeypatch) -> None:
     big = _root(tmp_path, "experiment=mastra_gpt4o", "judge.source=builtin", "model.actor_max_input_tokens=200000")
     (f,) = run_checks(build_context(big), ["context_windows"])
     assert f.level == "error" and "model.actor_max_input_tokens=200,000 exceeds" in f.message and "128,000" in f.message
-    # OM's Actor holds observations and the unobserved tail: 100k + 40k does not fit the configured 128k window
+    # OM's Actor holds observations and the unobserved tail: 100k + 80k (Mastra's preset) does not fit the configured 128k window
     # (refused with the config) nor gpt-4o's 128k (refused by the preflight, when the configured window is larger)
     with pytest.raises(ConfigError, match=r"model.actor_max_input_tokens=128,000\); lower them"):
         _root(tmp_path, "experiment=mastra_gpt4o", "judge.source=builtin", "strategies.om.params.message_tokens=100000")
     om = _root(tmp_path, "experiment=mastra_gpt4o", "judge.source=builtin", "strategies.om.params.message_tokens=100000",
                "model.actor_max_input_tokens=200000")
     found = [f.message for f in run_checks(build_context(om), ["context_windows"])]
-    assert "strategies.om: each actor call carries at least 140,000 tokens, more than the context window of " \
+    assert "strategies.om: each actor call carries at least 180,000 tokens, more than the context window of " \
            "openai/gpt-4o-2024-08-06 (128,000); lower the strategy's thresholds or pick a larger model" in found
 
 
@@ -172,7 +172,7 @@ def test_a_threshold_set_under_the_engines_spelling_is_checked_as_the_engine_res
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-x")
     monkeypatch.setenv("GEMINI_API_KEY", "g-test-x")
     base = ("experiment=mastra_gpt4o", "judge.source=builtin", "+strategies.om.params.observation.message_tokens=2000000")
-    with pytest.raises(ConfigError, match=r"message_tokens \+ observation_tokens = 2,040,000 tokens"):
+    with pytest.raises(ConfigError, match=r"message_tokens \+ observation_tokens = 2,080,000 tokens"):
         _root(tmp_path, *base)
     job = _root(tmp_path, *base, "model.actor_max_input_tokens=3000000")
     assert job.spec("om").resolved.observation.message_tokens == 2_000_000
