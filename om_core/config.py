@@ -110,6 +110,9 @@ class OMConfig:
     prompt_cache_retention: str | None = None  # OpenAI "24h" retention lengthens the auto TTL
     timezone: str = "UTC"  # zone used to format dates for the Observer
     prompts_folder: str | None = None
+    # "packaged": om_core's texts (the project's words); "mastra": the texts of the Mastra release the profile
+    # mirrors, read at run time from its npm package (om_core.mastra_texts; needs Node.js once, then cached)
+    prompt_source: str = "packaged"
     # Not Mastra knobs (docs/om.md, "Deliberate differences"):
     degenerate_guard: bool | None = None  # None: the repetition check of m31; True turns it on for m11 too
     context_layout: ContextLayout = "mastra"  # "stable_prefix": OTHER-conversations block after the observations
@@ -275,6 +278,15 @@ class OMConfig:
             raise ConfigError("retrieval: expected true/false or a mapping {scope, instructions}")
         return cls(**kwargs)
 
+    def texts_folder(self) -> str | None:
+        """The prompts folder the engine reads: `prompts_folder`, or with prompt_source=mastra the cached folder
+        of the Mastra texts (built on first use: om_core.mastra_texts.mastra_texts, ConfigError on failure)."""
+        if self.prompt_source == "mastra":
+            from .mastra_texts import mastra_texts
+
+            return str(mastra_texts(self.profile).folder)
+        return self.prompts_folder
+
     def with_overrides(self, **changes: Any) -> "OMConfig":
         return replace(self, **changes)
 
@@ -357,6 +369,11 @@ def _validate(cfg: OMConfig) -> None:
     o, r = cfg.observation, cfg.reflection
     if cfg.profile not in ("m11", "m31"):
         raise ConfigError(f"profile: must be 'm11' or 'm31', got {cfg.profile!r}")
+    if cfg.prompt_source not in ("packaged", "mastra"):
+        raise ConfigError(f"prompt_source: must be 'packaged' or 'mastra', got {cfg.prompt_source!r}")
+    if cfg.prompt_source == "mastra" and cfg.prompts_folder is not None:
+        raise ConfigError("prompt_source=mastra and prompts_folder are both set: the Mastra texts are a prompts "
+                          "folder; set one of them")
     if cfg.scope not in ("thread", "resource"):
         raise ConfigError(f"scope: must be 'thread' or 'resource', got {cfg.scope!r}")
     if cfg.model and (o.model or r.model):

@@ -358,7 +358,7 @@ class ObservationalMemory:
             current_task=meta.current_task if meta else None,
             suggested_response=meta.suggested_response if meta else None,
             other_conversations=st.other_text or None, retrieval_instructions=instructions, unobserved=raw,
-            prompts_folder=cfg.prompts_folder, optimize=not grouped, layout=cfg.context_layout,
+            prompts_folder=cfg.texts_folder(), optimize=not grouped, layout=cfg.context_layout,
             working_memory=actor_text(self, resource_id))
         return TurnContext(messages=messages, events=list(events or ()), pending_tokens=st.pending,
                            observation_tokens=rec.observation_token_count, generation=rec.generation_count,

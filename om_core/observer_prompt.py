@@ -19,7 +19,7 @@ import om_core.working_memory as working_format
 
 from .errors import InputError
 from .observer_format import format_messages
-from .prompts import check_profile, load
+from .prompts import check_profile, load, whole
 from .tokens import TokenCounter
 from .types import Message
 
@@ -29,6 +29,7 @@ HISTORY_HEADING = "## New Message History to Observe"
 TASK_HEADING = "## Your Task"
 PREVIOUS_OBSERVATIONS_HEADING = "## Previous Observations"
 PRIOR_METADATA_HEADING = "## Prior Thread Metadata"
+HISTORY_END = "\n\n---"  # m11: the rule that closes the history, before the task
 THREAD_METADATA_LABEL = "Thread"  # multi-thread prior metadata: "Thread <id>:" then that thread's hints
 _THREAD_SECTION = re.compile(r'<thread id="([^"]*)">\n(.*?)\n</thread>', re.DOTALL)
 
@@ -54,8 +55,20 @@ def build_observer_system_prompt(
     prompts_folder: PromptsFolder = None,
     working_memory: bool = False,
 ) -> str:
-    """The Observer's system prompt; `working_memory` adds the `<working-memory>` output section."""
+    """The Observer's system prompt; `working_memory` adds the `<working-memory>` output section.
+
+    A prompts folder with a whole text (`observer_system_single` / `observer_system_multi`, e.g. Mastra's own,
+    om_core.mastra_texts) gives the prompt of a plain call; it has none for the variants it does not cover
+    (buffered calls, thread titles, working memory): InputError."""
     check_profile(profile)
+    given = whole(profile, "observer_system_multi" if multi_thread else "observer_system_single", prompts_folder)
+    if given is not None:
+        if not continuation_hints or thread_title or working_memory:
+            raise InputError("the prompts folder's whole Observer prompt covers plain calls only: turn off "
+                             "buffering, thread_title and working_memory, or use the packaged texts")
+        if instruction and instruction.strip():
+            given += "\n\n=== CUSTOM INSTRUCTIONS ===\n" + instruction.strip()
+        return given
     names = ["observer_intro", "observer_rules", "observer_output"]
     if continuation_hints:
         names.append("observer_output_hints")
@@ -148,7 +161,17 @@ def build_observer_messages(
     """
     check_profile(profile)
     multi = threads is not None
-    history = f"{HISTORY_HEADING}\n\n" + _history(profile, messages, threads, tz, counter)
+    body = _history(profile, messages, threads, tz, counter)
+    if profile == "m11":
+        # 1.1.0's layout (observer-agent.ts buildObserverPrompt / buildMultiThreadObserverPrompt): a line that
+        # counts the threads before a multi-thread history, a `---` rule after the history
+        if multi:
+            assert threads is not None
+            count = sum(1 for msgs in threads.values() if msgs)
+            intro = load(profile, "observer_threads_intro", prompts_folder).replace("{threads}", str(count))
+            body = f"{intro}\n\n{body}"
+        body += HISTORY_END
+    history = f"{HISTORY_HEADING}\n\n" + body
     system = build_observer_system_prompt(
         profile,
         multi_thread=multi,
@@ -200,11 +223,13 @@ def split_thread_sections(history: str) -> list[tuple[str | None, str]]:
 
 def history_from_prompt(text: str) -> str:
     """The message history of an Observer request, from the text of its user message(s) joined in order:
-    what follows the last HISTORY_HEADING, up to TASK_HEADING when that follows it (m11), stripped. Text
+    what follows the last HISTORY_HEADING, up to TASK_HEADING when that follows it (m11, without its closing
+    `---` rule), stripped; a multi-thread m11 history keeps its thread-count line. Text
     without the heading is returned stripped, as a whole."""
     i = text.rfind(HISTORY_HEADING)
     if i < 0:
         return text.strip()
     rest = text[i + len(HISTORY_HEADING) :]
     j = rest.find(TASK_HEADING)
-    return (rest[:j] if j >= 0 else rest).strip()
+    found = (rest[:j] if j >= 0 else rest).strip()
+    return found.removesuffix(HISTORY_END.strip()).strip() if j >= 0 else found

@@ -24,7 +24,7 @@ from .guards import TRUNCATED, Candidate, Guard, first_rejection, instruction_te
 from .llm import ChatModel
 from .observer_parse import ObserverOutput, parse_observer_output
 from .observer_prompt import observer_instruction_set
-from .prompts import check_profile, load
+from .prompts import check_profile, load, whole
 from .tokens import TokenCounter, default_counter
 
 MAX_LEVEL = 4
@@ -72,8 +72,13 @@ def build_reflector_system_prompt(profile: str, prompts_folder: str | Path | Non
                                   instruction: str | None = None) -> str:
     """The Reflector's system prompt; `instruction` (`reflection.instruction`) is appended under
     `=== CUSTOM INSTRUCTIONS ===` as for the Observer (mastra-ai/mastra, packages/memory/src/processors/
-    observational-memory/reflector-agent.ts)."""
+    observational-memory/reflector-agent.ts). A prompts folder with a whole `reflector_system` text (e.g.
+    Mastra's own, om_core.mastra_texts) gives the prompt."""
     check_profile(profile)
+    given = whole(profile, "reflector_system", prompts_folder)
+    if given is not None:
+        return given + (f"\n\n{CUSTOM_INSTRUCTIONS_HEADING}\n{instruction.strip()}"
+                        if instruction and instruction.strip() else "")
     instructions = observer_instruction_set(profile, prompts_folder)
     parts = [
         load(profile, "reflector_intro", prompts_folder),

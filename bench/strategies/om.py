@@ -48,6 +48,9 @@ class OMParams:
     observation_tokens: Annotated[int, Range(gt=0, unit="tokens")] = 40000  # observations before the Reflector runs
     buffer_tokens: int | float | bool | None = None  # None: the profile/scope default (resource scope: off)
     obscure_thread_ids: bool = True
+    # "packaged": om_core's own texts; "mastra": the pinned Mastra release's texts, read at run time from npm
+    # (om_core.mastra_texts: profile m11 = @mastra/memory 1.1.0; needs Node.js and npm on first use)
+    prompt_source: Literal["packaged", "mastra"] = "packaged"
     await_background: bool = True
     storage: Literal["sqlite", "memory"] = "sqlite"
     # a file keeps the store for inspection ("{resource}" = the resource id); it is rebuilt by every replay
@@ -61,6 +64,16 @@ class OMParams:
     observation: dict[str, Any] | None = None  # further OMConfig.observation knobs
     reflection: dict[str, Any] | None = None  # further OMConfig.reflection knobs
     config: dict[str, Any] | None = None  # further top-level OMConfig knobs (temporal_markers, activate_after_idle, ...)
+
+
+def texts_label(config: OMConfig) -> str:
+    """What the Observer and Reflector read: "om_core packaged texts" or e.g. "@mastra/memory@1.1.0
+    sha256:18c8c9540515" (fetched and checked on first use; ConfigError, one line, when it cannot be)."""
+    if config.prompt_source != "mastra":
+        return "om_core packaged texts" + (f" overridden by {config.prompts_folder}" if config.prompts_folder else "")
+    from om_core.mastra_texts import mastra_texts
+
+    return mastra_texts(config.profile).label
 
 
 def om_config_dict(p: OMParams, actor_model: str, observer_model: str | None = None,
@@ -79,6 +92,7 @@ def om_config_dict(p: OMParams, actor_model: str, observer_model: str | None = N
         "profile": p.profile,
         "scope": p.scope,
         "obscure_thread_ids": p.obscure_thread_ids,
+        "prompt_source": p.prompt_source,
         "actor_model": actor_model,
         "context_layout": p.context_layout,
         "degenerate_guard": p.degenerate_guard,
@@ -244,6 +258,10 @@ class OMStrategy(StrategyBase):
         d["reflection"]["model"] = (p.reflection or {}).get("model")
         if not config.working_memory.enabled:
             d.pop("working_memory")
+        if config.prompt_source == "packaged":
+            d.pop("prompt_source")  # keys of runs from before the option existed stay valid
+        else:
+            d["prompt_texts"] = texts_label(config)  # the texts' hash keys the run, not where they are cached
         return {"config": d, "idle_ms": config.idle_ms, "reflection_idle_ms": config.reflection_idle_ms,
                 "await_background": p.await_background, "question_thread": p.question_thread, "finalize": p.finalize}
 

@@ -50,7 +50,7 @@ def observer_kwargs(om: EngineContext) -> dict[str, Any]:
     """Keyword arguments of `om_core.observer.observe` from the config (prompt options and model params)."""
     cfg = om.config
     kw = {"tz": om.tz, "counter": om.counter, "instruction": cfg.observation.instruction,
-          "thread_title": cfg.observation.thread_title, "prompts_folder": cfg.prompts_folder,
+          "thread_title": cfg.observation.thread_title, "prompts_folder": cfg.texts_folder(),
           "degenerate_check": cfg.degenerate_check}
     params: dict[str, Any] = {"temperature": cfg.observation.temperature}
     if cfg.observer_output_cap:

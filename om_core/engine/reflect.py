@@ -47,7 +47,7 @@ async def _run_reflector(om: EngineContext, log: TurnLog, stage: Stage, rec: OMR
     try:
         result = await reflect(om.reflector, text, target_tokens=target, profile=cfg.profile,
                                model_name=cfg.reflector_model, counter=om.counter, model_params=_reflector_params(om),
-                               buffered=buffered, prompts_folder=cfg.prompts_folder,
+                               buffered=buffered, prompts_folder=cfg.texts_folder(),
                                instruction=cfg.reflection.instruction, degenerate_check=cfg.degenerate_check)
     except RejectedOutputError as exc:
         om.reject(log, Rejection(stage, exc.reason, rec.lookup_key, (), om.now(now)))

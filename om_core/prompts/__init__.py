@@ -2,7 +2,13 @@
 
 `load(profile, name, folder)` returns a template; a user folder overrides packaged files of the same name
 (`<folder>/<profile>/<name>.txt` first, then `<folder>/<name>.txt`), and any name it lacks falls back to
-the packaged file. Templates are plain text: code assembles them, no placeholder syntax is involved.
+the packaged file. Templates are plain text assembled by code; the one placeholder is `{threads}` in
+`observer_threads_intro` (the number of threads in a multi-thread Observer request).
+
+A folder holding a file named `.exact` (om_core.mastra_texts writes one) gives its texts byte for byte; other
+texts lose their trailing whitespace (an editor's final newline). Only a folder may hold whole-prompt texts
+(`observer_system_single`, `observer_system_multi`, `reflector_system`): `whole()` reads them, and the builders
+use such a text in place of the prompt they assemble.
 """
 
 from __future__ import annotations
@@ -45,17 +51,37 @@ def load(profile: str, name: str, folder: str | Path | None = None) -> str:
     """The template `name` of `profile`, taken from `folder` when it has one, else the packaged file."""
     check_profile(profile)
     file_name = _file_name(name)
-    if folder is not None:
-        base = Path(folder)
-        if not base.is_dir():
-            raise ConfigError(f"prompt folder {str(base)!r} does not exist or is not a folder")
-        for candidate in (base / profile / file_name, base / file_name):
-            if candidate.is_file():
-                return _clean(candidate.read_text(encoding="utf-8"))
+    found = _from_folder(profile, file_name, folder)
+    if found is not None:
+        return found
     text = _packaged(profile, file_name)
     if text is None:
         raise ConfigError(f"no prompt template {file_name!r} for profile {profile!r}")
     return _clean(text)
+
+
+def _folder_text(base: Path, profile: str, file_name: str) -> str | None:
+    for candidate in (base / profile / file_name, base / file_name):
+        if candidate.is_file():
+            text = candidate.read_text(encoding="utf-8")
+            return text if (candidate.parent / ".exact").is_file() else _clean(text)
+    return None
+
+
+def _from_folder(profile: str, file_name: str, folder: str | Path | None) -> str | None:
+    if folder is None:
+        return None
+    base = Path(folder)
+    if not base.is_dir():
+        raise ConfigError(f"prompt folder {str(base)!r} does not exist or is not a folder")
+    return _folder_text(base, profile, file_name)
+
+
+def whole(profile: str, name: str, folder: str | Path | None) -> str | None:
+    """A whole-prompt text of `folder` (e.g. `observer_system_multi`), None when the folder has none (the
+    builder then assembles its own from templates)."""
+    check_profile(profile)
+    return _from_folder(profile, _file_name(name), folder)
 
 
 def names(profile: str) -> list[str]:

@@ -1,0 +1,219 @@
+"""Mastra's own Observer and Reflector texts, read at run time from the pinned `@mastra/memory` package.
+
+om_core's packaged texts are in this project's words. `prompt_source="mastra"` (OMConfig) uses instead the texts
+of the Mastra release a profile mirrors: the package tarball comes from the npm registry (`npm pack`), its sha512
+must equal the pinned registry integrity, its TypeScript sources (`dist/*.js.map`) are bundled with a pinned
+esbuild and Mastra's own prompt builders are called (om_core/mastra_texts.mjs); the texts are cut into om_core's
+template names, checked against a pinned sha256 and cached as a prompts folder. Nothing of Mastra's enters the
+repository. Node.js and npm are needed only for this option, only the first time (then the cache answers).
+
+Supported: profile `m11` = `@mastra/memory` 1.1.0 (mastra-ai/mastra, packages/memory/src/processors/
+observational-memory/observer-agent.ts and reflector-agent.ts): the Observer's system prompts (single and
+multi-thread), its user-message texts, the Reflector's system prompt, task and compression-retry texts. The
+Actor-context texts of 1.1.0 are inline in a class method of observational-memory.ts and stay om_core's.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from .errors import ConfigError
+
+PACKAGE = "@mastra/memory"
+# profile -> (release, npm registry integrity of its tarball, sha256 of the texts om_core cuts from it)
+RELEASES: dict[str, tuple[str, str, str]] = {
+    "m11": ("1.1.0",
+            "sha512-ckkcP7ObXwyhJhZrJKOLe0RTvyj/FIctYPor0Wo1dTZ5H+lbngpSalBm1Ll+jH5jb5467BMkecmu0AZc4nurWg==",
+            "18c8c9540515c51dac8dc056575aaa1a46afdfb4b40abe6e28eb5aca3cd0ebad"),
+}
+ESBUILD = "esbuild@0.24.2"  # bundles the package's TypeScript sources (types erased) so Node can run the builders
+EXACT_MARKER = ".exact"  # in a prompts folder: texts are used byte for byte (no trailing whitespace trimmed)
+MANIFEST = "source.json"
+
+# markers the extractor passes where Mastra's builders insert observations / guidance (om_core/mastra_texts.mjs)
+_OBS = "\u0001OBSERVATIONS\u0001"
+_GUIDE = "\u0002GUIDANCE\u0002"
+_THREADS = 7  # threads the extractor names for the multi-thread prompt (none has messages: only the count shows)
+
+
+_checked: dict[Path, "MastraTexts"] = {}
+
+
+@dataclass(frozen=True)
+class MastraTexts:
+    """A prompts folder holding one Mastra release's texts: `source` e.g. "@mastra/memory@1.1.0", `sha256` of
+    the texts (hex; what keys a run), `folder` the cached folder to pass as OMConfig.prompts_folder."""
+
+    source: str
+    sha256: str
+    folder: Path
+
+    @property
+    def label(self) -> str:
+        return f"{self.source} sha256:{self.sha256[:12]}"
+
+
+def cache_dir() -> Path:
+    """$OM_CORE_CACHE_DIR, else $XDG_CACHE_HOME/om-core, else ~/.cache/om-core."""
+    env = os.environ.get("OM_CORE_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "om-core"
+
+
+def texts_sha256(texts: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(texts, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def mastra_texts(profile: str, cache: Path | None = None) -> MastraTexts:
+    """The prompts folder of the Mastra release `profile` mirrors, built on first use and cached.
+
+    Raises ConfigError (one line) when the profile has no supported release, Node.js/npm are missing, the
+    registry cannot be reached, the tarball's hash or the texts' hash differ from the pinned ones."""
+    if profile not in RELEASES:
+        raise ConfigError(f"prompt_source=mastra: no Mastra release is supported for profile {profile!r} yet; use "
+                          f"profile=m11 (@mastra/memory 1.1.0) or prompt_source=packaged")
+    version, integrity, want = RELEASES[profile]
+    source = f"{PACKAGE}@{version}"
+    folder = (cache or cache_dir()) / "mastra" / version
+    known = _checked.get(folder)
+    if known is not None and (folder / MANIFEST).is_file():
+        return known  # checked once per process: the engine asks on every Observer and Reflector call
+    texts = _read_folder(folder)
+    if texts is None:
+        texts = _extract(version, integrity)
+        _write_folder(folder, source, texts)
+    got = texts_sha256(texts)
+    if want != "PENDING" and got != want:
+        raise ConfigError(f"prompt_source=mastra: the texts read from {source} hash to {got[:12]}, not the pinned "
+                          f"{want[:12]}; delete {folder} and run again, or use prompt_source=packaged")
+    _checked[folder] = MastraTexts(source, got, folder)
+    return _checked[folder]
+
+
+def _read_folder(folder: Path) -> dict[str, str] | None:
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        return None
+    names = json.loads(manifest.read_text(encoding="utf-8"))["texts"]
+    return {n: (folder / f"{n}.txt").read_text(encoding="utf-8") for n in names}
+
+
+def _write_folder(folder: Path, source: str, texts: dict[str, str]) -> None:
+    # written beside, then renamed: a half-written folder is never read as a cache
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=folder.name + ".", dir=folder.parent))
+    for name, text in texts.items():
+        (tmp / f"{name}.txt").write_text(text, encoding="utf-8")
+    (tmp / EXACT_MARKER).write_text("texts here are used byte for byte\n", encoding="utf-8")
+    (tmp / MANIFEST).write_text(json.dumps({"source": source, "texts": sorted(texts),
+                                            "sha256": texts_sha256(texts)}, indent=1), encoding="utf-8")
+    if folder.exists():
+        shutil.rmtree(folder)
+    tmp.rename(folder)
+
+
+def _run(cmd: list[str], cwd: Path, what: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OM_USE_")}  # 1.1.0 switches texts on these
+    try:
+        done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    except FileNotFoundError:
+        raise ConfigError(f"prompt_source=mastra needs Node.js and npm ({cmd[0]} not found) to read {PACKAGE} once; "
+                          "install Node 20+ or use prompt_source=packaged") from None
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ConfigError(f"prompt_source=mastra: {what} failed ({last}); check the npm registry is reachable, "
+                          "or use prompt_source=packaged")
+    return done.stdout
+
+
+def _extract(version: str, integrity: str) -> dict[str, str]:
+    with tempfile.TemporaryDirectory(prefix="om-mastra-") as d:
+        work = Path(d)
+        _run(["npm", "pack", f"{PACKAGE}@{version}", "--silent", "--pack-destination", str(work)], work,
+             f"npm pack {PACKAGE}@{version}")
+        [tgz] = list(work.glob("*.tgz"))
+        digest = "sha512-" + base64.b64encode(hashlib.sha512(tgz.read_bytes()).digest()).decode()
+        if digest != integrity:
+            raise ConfigError(f"prompt_source=mastra: {tgz.name} does not match the pinned registry integrity of "
+                              f"{PACKAGE}@{version}; refusing its texts")
+        with tarfile.open(tgz) as tar:
+            tar.extractall(work / "unpacked", filter="data")
+        node = work / "node"
+        node.mkdir()
+        _run(["npm", "install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", str(node),
+              ESBUILD], work, f"npm install {ESBUILD}")
+        script = node / "mastra_texts.mjs"  # beside node_modules, so its `import 'esbuild'` resolves there
+        script.write_text(resources.files(__package__).joinpath("mastra_texts.mjs").read_text(encoding="utf-8"))
+        out = work / "texts.json"
+        _run(["node", str(script), str(work / "unpacked" / "package"), str(out)], work, "reading Mastra's builders")
+        built = json.loads(out.read_text(encoding="utf-8"))
+    return cut_templates(built)
+
+
+def _between(text: str, start: str, end: str | None, what: str) -> str:
+    i = text.find(start)
+    if i < 0:
+        raise ConfigError(f"prompt_source=mastra: {what} has no {start!r}; the pinned release's layout changed")
+    rest = text[i + len(start):]
+    if end is None:
+        return rest
+    j = rest.find(end)
+    if j < 0:
+        raise ConfigError(f"prompt_source=mastra: {what} has no {end!r}; the pinned release's layout changed")
+    return rest[:j]
+
+
+def cut_templates(built: dict[str, str]) -> dict[str, str]:
+    """om_core template name -> text, from what Mastra's builders returned (om_core/mastra_texts.mjs output).
+
+    The layout around the texts (headings, `---` rules) is om_core's and is checked here to be Mastra's: a
+    text is cut only where the markers and headings stand where om_core puts them."""
+    from .observer_prompt import HISTORY_HEADING, PREVIOUS_OBSERVATIONS_HEADING, TASK_HEADING
+    from .reflector import GUIDANCE_HEADING, OBSERVATIONS_END, REFLECT_HEADING
+
+    single, multi = built["observer_user_single"], built["observer_user_multi"]
+    prefix = f"{PREVIOUS_OBSERVATIONS_HEADING}\n\n{_OBS}\n\n---\n\n"
+    if not single.startswith(prefix) or not multi.startswith(prefix):
+        raise ConfigError("prompt_source=mastra: the Observer prompt does not open with the previous observations; "
+                          "the pinned release's layout changed")
+    note = _between(single, prefix, f"\n\n{HISTORY_HEADING}\n\n", "the Observer prompt")
+    task = _between(single, f"\n\n---\n\n{TASK_HEADING}\n\n", None, "the Observer prompt")
+    intro = _between(multi, f"{HISTORY_HEADING}\n\n", "\n\n", "the multi-thread Observer prompt")
+    count = f" {_THREADS} "
+    if intro.count(count) != 1:
+        raise ConfigError("prompt_source=mastra: the multi-thread Observer prompt does not state its thread count "
+                          "once; the pinned release's layout changed")
+    task_multi = _between(multi, f"\n\n---\n\n{TASK_HEADING}\n\n", None, "the multi-thread Observer prompt")
+    reflect = built["reflector_user"]
+    opening = f"{REFLECT_HEADING}\n\n{_OBS}{OBSERVATIONS_END}"
+    if not reflect.startswith(opening):
+        raise ConfigError("prompt_source=mastra: the Reflector prompt does not open with the observations; the "
+                          "pinned release's layout changed")
+    reflector_task = _between(reflect, opening, f"\n\n{GUIDANCE_HEADING}\n\n{_GUIDE}", "the Reflector prompt")
+    retry = built["reflector_retry"]
+    if not reflect.endswith(f"{_GUIDE}\n\n{retry}"):
+        raise ConfigError("prompt_source=mastra: the Reflector prompt does not end with its retry text; the pinned "
+                          "release's layout changed")
+    return {
+        "observer_system_single": built["observer_system_single"],
+        "observer_system_multi": built["observer_system_multi"],
+        "observer_previous_note": note,
+        "observer_task": task,
+        "observer_task_multi": task_multi,
+        "observer_threads_intro": intro.replace(count, " {threads} "),
+        "reflector_system": built["reflector_system"],
+        "reflector_task": reflector_task,
+        "reflector_retry": retry,
+    }
