@@ -287,6 +287,15 @@ class OMConfig:
             return str(mastra_texts(self.profile).folder)
         return self.prompts_folder
 
+    def texts_source(self) -> str:
+        """What the Observer and Reflector read, for run records: "om_core packaged texts" (with the override
+        folder if set) or e.g. "@mastra/memory@1.1.0 sha256:18c8c9540515" (fetched and checked on first use)."""
+        if self.prompt_source == "mastra":
+            from .mastra_texts import mastra_texts
+
+            return mastra_texts(self.profile).label
+        return "om_core packaged texts" + (f" overridden by {self.prompts_folder}" if self.prompts_folder else "")
+
     def with_overrides(self, **changes: Any) -> "OMConfig":
         return replace(self, **changes)
 

@@ -110,10 +110,8 @@ def dry_run(job: Job, raw: dict[str, Any]) -> list[dict[str, Any]]:
         rows_all.extend({**r, "strategy": s} for r in rows)
         print(f"\n[{s}]")
         resolved = job.spec(s).resolved
-        if getattr(resolved, "prompt_source", None) is not None:
-            from bench.strategies.om import texts_label
-
-            print(f"Observer/Reflector texts: {texts_label(resolved)}")
+        if hasattr(resolved, "texts_source"):
+            print(f"Observer/Reflector texts: {resolved.texts_source()}")
         print(f"{'role':<11}{'model':<34}{'calls':>9}{'prompt':>14}{'cached':>13}{'prefill':>14}{'output':>12}{'USD':>11}")
         tot: defaultdict[str, float] = defaultdict(float)
         for r in rows:

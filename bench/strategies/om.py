@@ -66,16 +66,6 @@ class OMParams:
     config: dict[str, Any] | None = None  # further top-level OMConfig knobs (temporal_markers, activate_after_idle, ...)
 
 
-def texts_label(config: OMConfig) -> str:
-    """What the Observer and Reflector read: "om_core packaged texts" or e.g. "@mastra/memory@1.1.0
-    sha256:18c8c9540515" (fetched and checked on first use; ConfigError, one line, when it cannot be)."""
-    if config.prompt_source != "mastra":
-        return "om_core packaged texts" + (f" overridden by {config.prompts_folder}" if config.prompts_folder else "")
-    from om_core.mastra_texts import mastra_texts
-
-    return mastra_texts(config.profile).label
-
-
 def om_config_dict(p: OMParams, actor_model: str, observer_model: str | None = None,
                    reflector_model: str | None = None) -> dict[str, Any]:
     obs: dict[str, Any] = {"message_tokens": p.message_tokens, **(p.observation or {})}
@@ -261,7 +251,7 @@ class OMStrategy(StrategyBase):
         if config.prompt_source == "packaged":
             d.pop("prompt_source")  # keys of runs from before the option existed stay valid
         else:
-            d["prompt_texts"] = texts_label(config)  # the texts' hash keys the run, not where they are cached
+            d["prompt_texts"] = config.texts_source()  # the texts' hash keys the run, not where they are cached
         return {"config": d, "idle_ms": config.idle_ms, "reflection_idle_ms": config.reflection_idle_ms,
                 "await_background": p.await_background, "question_thread": p.question_thread, "finalize": p.finalize}
 

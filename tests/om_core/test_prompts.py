@@ -19,7 +19,7 @@ SHARED = {
 
 def test_packaged_templates_exist_and_are_non_empty():
     assert set(prompts.names("m31")) == SHARED | {f"reflector_level_{i}" for i in range(1, 5)}
-    assert set(prompts.names("m11")) == SHARED | {"reflector_retry"}
+    assert set(prompts.names("m11")) == SHARED | {"reflector_retry", "observer_threads_intro"}
     for profile in prompts.PROFILES:
         for name in prompts.names(profile):
             text = prompts.load(profile, name)
