@@ -159,6 +159,24 @@ def unused_gateway_settings(ctx: PreflightContext) -> Iterable[Finding]:
                 yield Finding("credentials", "warning",
                               f"gateway.{section}.{key} applies to no role this run calls ({called}); "
                               "it is ignored: check the role or provider name, or drop the setting")
+    yield from _unused_timeout(ctx)
+
+
+def _unused_timeout(ctx: PreflightContext) -> Iterable[Finding]:
+    """A warning when `gateway.timeout_s` was changed but every real role calls a local server, where
+    `gateway.local_timeout_s` wins (bench.gateway.Gateway.timeout_for)."""
+    from bench.config import GatewayCfg
+    from bench.gateway.local import is_local
+
+    gw = ctx.cfg.gateway
+    real = ctx.real_roles()
+    if gw.timeout_s == GatewayCfg().timeout_s or not real or not gw.local_defaults or gw.local_timeout_s is None:
+        return
+    if all((base := ctx.api_base(role)) and is_local(base) for role in real):
+        yield Finding("credentials", "warning",
+                      f"gateway.timeout_s={gw.timeout_s:g} applies to no role this run calls: every one calls a local "
+                      f"server, where gateway.local_timeout_s={gw.local_timeout_s:g} wins; set that instead "
+                      "(or gateway.local_timeout_s=null to use timeout_s there)")
 
 
 def check_credentials(ctx: PreflightContext) -> Iterable[Finding]:

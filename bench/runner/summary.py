@@ -251,6 +251,33 @@ def working_memory_notes(db_path: str | Path, rows: list[dict[str, Any]] | None 
     return out
 
 
+DEFERRED_EVENTS = ("observation_deferred", "reflection_deferred")  # om_core: a retry of a refused input skipped
+
+
+def refusal_notes(db_path: str | Path, rows: list[dict[str, Any]] | None = None) -> list[str]:
+    """One line per run whose Observer/Reflector outputs were refused: how many, and how many paid retries of a
+    refused input om_core skipped because the input had not changed materially (turn events
+    `observation_deferred` / `reflection_deferred`; om_core.engine.state.RefusalBackoff); each note is two lines
+    that fit 100 columns."""
+    from bench.store import Results
+
+    rows = rows if rows is not None else summary_rows(db_path)[0]
+    with Results(db_path) as res:
+        turns = res.turns()
+    out = []
+    for r in rows:
+        mem = r.get("memory")
+        refused = mem.refused if mem is not None else 0
+        t = turns[turns.run_key == r["run_key"]]
+        skipped = int(sum(_event_counts(t, e).sum() for e in DEFERRED_EVENTS))
+        if refused or skipped:
+            out.append(_cut(f"refused: {r['label']}: {refused} Observer/Reflector output{'' if refused == 1 else 's'}"
+                            f" refused, {skipped} retr{'y' if skipped == 1 else 'ies'} of a refused input skipped",
+                            WIDTH) + "\n  (retried once the input grew by half a threshold, doubling per refusal; "
+                     "docs/om.md)")
+    return out
+
+
 def _event_counts(turns: pd.DataFrame, event: str) -> pd.Series:
     """How often `event` occurs in each turn's comma-separated events: an int Series on `turns`' index (empty,
     never a frame, when the strategy stored no turns)."""
@@ -276,7 +303,7 @@ def print_summary(db_path: str | Path, run_keys: list[str] | None, n_dataset: in
     rows, prof = summary_rows(db_path, run_keys, profile)
     text = format_summary(rows, prof, n_dataset, split)
     warnings = [w for r in rows if r.get("memory") is not None and (w := r["memory"].warning(r["label"]))]
-    warnings += empty_memory_warnings(db_path, rows) + working_memory_notes(db_path, rows)
+    warnings += refusal_notes(db_path, rows) + empty_memory_warnings(db_path, rows) + working_memory_notes(db_path, rows)
     if warnings:
         text += "\n" + "\n".join(warnings)
     emit(text) if to_log else print(text)
