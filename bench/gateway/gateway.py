@@ -34,7 +34,7 @@ from bench.gateway.providers import check_model, provider_for
 from bench.gateway.response_cache import CachedResponse, ResponseCache, request_key
 from bench.gateway.usage import cost_of, normalize_usage
 from bench.records import CallRecord, issue_number, record_call
-from bench.secrets import split_url_credentials
+from bench.secrets import client_url
 
 T = TypeVar("T")
 # sent to a self-hosted server (a base URL on this machine or a private network) when the environment holds no key:
@@ -175,7 +175,7 @@ class Gateway:
                 raise ConfigError(f"gateway.api_key_env: the variable {env} (API key for {role}) is not set; export it")
         api_base = merged.pop("api_base", None) or self.config.api_base.get(role) or self.config.api_base.get(provider)
         if api_base:
-            api_base, url_key = split_url_credentials(str(api_base))
+            api_base, url_key = client_url(str(api_base))
             api_key = api_key if api_key is not None else url_key
         local = bool(api_base) and self.config.local_defaults and is_local(str(api_base))
         if api_key is None and not env and api_base and is_local(str(api_base)) and not self._env_key(rm.model):

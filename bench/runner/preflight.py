@@ -185,7 +185,7 @@ def check_credentials(ctx: PreflightContext) -> Iterable[Finding]:
         return
     from bench.gateway.local import is_local
     from bench.gateway.setup import ensure_litellm
-    from bench.secrets import split_url_credentials
+    from bench.secrets import client_url
 
     litellm = None
     # gateway.api_key_env: the gateway reads the named variable for every call of the role (in-process ones too)
@@ -207,7 +207,7 @@ def check_credentials(ctx: PreflightContext) -> Iterable[Finding]:
         base = ctx.api_base(role)
         if base and is_local(base):  # a self-hosted server takes any key (the gateway sends a placeholder)
             continue
-        if base and split_url_credentials(base)[1]:  # the URL's password is sent as the key
+        if base and client_url(base)[1]:  # the URL's password or ?api_key= is sent as the key
             continue
         litellm = litellm or ensure_litellm()
         missing = _missing_keys(litellm, model, ctx.env)
