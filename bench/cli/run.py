@@ -41,7 +41,7 @@ def _task(cfg: Any) -> None:
             run_job(cfg)
     except UserError as exc:  # one line per problem, each naming the thing and the fix
         for line in str(exc).splitlines() or [type(exc).__name__]:
-            print(f"ombench: error: {line}", file=sys.stderr)
+            _error(line)
         _STATE["code"] = max(_STATE["code"], exc.exit_code)
     except Interrupted as exc:
         print(f"ombench: {exc}", file=sys.stderr)
@@ -52,8 +52,20 @@ def _task(cfg: Any) -> None:
         if io_kind(exc) is None:
             raise
         where = f" {exc.filename}" if exc.filename else ""
-        print(f"ombench: error: {storage_failure(exc, f'writing{where}')}", file=sys.stderr)
+        _error(str(storage_failure(exc, f'writing{where}')))
         _STATE["code"] = max(_STATE["code"], 1)
+
+
+def _error(line: str) -> None:
+    """One error line on stderr, kept in the run log as well (bench.runner.runlog; its file handler writes nothing
+    to the console). A run log that cannot be written (the disk that failed) never hides the line."""
+    from bench.runner.runlog import log
+
+    print(f"ombench: error: {line}", file=sys.stderr)
+    try:
+        log.error("ombench: error: %s", line)
+    except Exception:  # pragma: no cover - logging reports its own handler errors
+        pass
 
 
 def _interrupted_code() -> int:

@@ -217,12 +217,14 @@ def merge_shards(glob_or_folder: str | Path, db_path: str | Path) -> int:
             raise  # a defect, not the disk or a lock: keep its traceback
         failure = storage_failure(exc, f"merging shards into {db_path}")
         raise failure.with_safe(f"nothing was merged and the shards under {pattern} are intact",
-                                f"{_FIXES[failure.kind]} finish with: {merge_command(pattern, db_path)}") from exc
+                                f"{_FIXES.get(failure.kind, _FIXES['io'])} finish with: {merge_command(pattern, db_path)}") from exc
 
 
 _FIXES = {"full": "free disk space, then", "readonly": "make the results file writable (or pass another --db), then",
           "denied": "make the results file writable (or pass another --db), then",
-          "locked": "when that process has finished (or is stopped),", "io": "check the disk, then"}
+          "locked": "when that process has finished (or is stopped),", "io": "check the disk, then",
+          "too_large": "raise the file-size limit (ulimit -f), then",
+          "damaged": "move the results file aside (a fresh one is made), then"}
 
 
 def _merge(files: dict[str, list[str]], db_path: str | Path) -> int:

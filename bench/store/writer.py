@@ -50,9 +50,15 @@ class Store(Results):
                 sql(self.con, "UPDATE runs SET extra = ? WHERE run_key = ?", [to_json(extra), run_key])
 
     def close(self) -> None:
-        """Close the file (DuckDB checkpoints its log into it here: a full disk says so as a StorageFailure)."""
+        """Checkpoint the write-ahead log into the file, then close it. DuckDB's own checkpoint at close swallows
+        its errors (a full disk or a file-size limit left the results in the `.wal` and the command exited 0), so
+        it is asked for explicitly: a failure is a StorageFailure (the WAL keeps every committed question: the
+        next open replays it, so a re-run recovers them). The connection is closed either way."""
         with self._lock, self._failing("closing"):
-            super().close()
+            try:
+                self.con.execute("CHECKPOINT")
+            finally:
+                super().close()
 
     @contextmanager
     def _failing(self, doing: str) -> Iterator[None]:
