@@ -189,7 +189,8 @@ class Job:
             max_attempts=g.max_attempts, rpm=dict(g.rpm), tpm=dict(g.tpm), max_concurrency=g.max_concurrency,
             timeout_s=g.timeout_s, api_base=dict(g.api_base), api_key_env=dict(g.api_key_env),
             local_defaults=g.local_defaults, local_max_concurrency=g.local_max_concurrency,
-            local_timeout_s=g.local_timeout_s, context_window=dict(g.context_window),
+            local_timeout_s=g.local_timeout_s, local_retry_timeouts=g.local_retry_timeouts,
+            context_window=dict(g.context_window),
         )
 
     def make_gateway(self) -> Gateway:

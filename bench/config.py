@@ -134,7 +134,8 @@ class GatewayCfg:
     # self-hosted servers (bench.gateway.local): their defaults, and context windows they do not report
     local_defaults: bool = True
     local_max_concurrency: int | None = None
-    local_timeout_s: float = 600.0
+    local_timeout_s: float | None = 600.0  # wins over timeout_s for a local server; null: timeout_s applies
+    local_retry_timeouts: bool = False  # true: a timed-out request to a local server is retried (max_attempts)
     context_window: dict[str, int] = field(default_factory=dict)  # role or provider -> tokens
 
 
@@ -258,7 +259,8 @@ def _check_numbers(root: RootCfg) -> None:
     _at_least("gateway.max_attempts", g.max_attempts, 1)
     _at_least("gateway.max_concurrency", g.max_concurrency, 1)
     _positive("gateway.timeout_s", g.timeout_s, "seconds")
-    _positive("gateway.local_timeout_s", g.local_timeout_s, "seconds")
+    if g.local_timeout_s is not None:
+        _positive("gateway.local_timeout_s", g.local_timeout_s, "seconds (or null: gateway.timeout_s applies)")
     _at_least("gateway.local_max_concurrency", g.local_max_concurrency, 1, optional=True)
     for section in ("rpm", "tpm", "context_window"):
         for name, value in getattr(g, section).items():

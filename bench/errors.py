@@ -23,8 +23,8 @@ class ConfigError(UserError):
 
 class StorageFailure(UserError):
     """Writing results, checkpoints or shards failed for a reason outside the command: disk full, read-only or
-    not permitted, or another process holds the file. `kind` is one of full, readonly, denied, locked, io, damaged; the
-    message is `<action> failed: <why>; <safe>; <fix>` (see `storage_failure`)."""
+    not permitted, or another process holds the file. `kind` is one of full, too_large, readonly, denied, locked, io,
+    damaged; the message is `<action> failed: <why>; <safe>; <fix>` (see `storage_failure`)."""
 
     exit_code = 1
 
@@ -38,12 +38,12 @@ class StorageFailure(UserError):
         return StorageFailure(self.action, self.why, self.kind, safe, fix or self.fix)
 
 
-_ERRNO_KINDS = {errno.ENOSPC: "full", errno.EDQUOT: "full", errno.EFBIG: "full", errno.EROFS: "readonly",
+_ERRNO_KINDS = {errno.ENOSPC: "full", errno.EDQUOT: "full", errno.EFBIG: "too_large", errno.EROFS: "readonly",
                 errno.EACCES: "denied", errno.EPERM: "denied"}
 # what DuckDB, SQLite and pyarrow say (their exceptions carry no errno), lower-cased
 _TEXT_KINDS = (
     ("no space left", "full"), ("disk is full", "full"), ("database or disk is full", "full"),
-    ("file too large", "full"), ("disk quota", "full"),
+    ("file too large", "too_large"), ("disk quota", "full"),
     ("read-only file system", "readonly"), ("readonly database", "readonly"), ("read-only", "readonly"),
     ("permission denied", "denied"), ("operation not permitted", "denied"),
     ("could not set lock", "locked"), ("conflicting lock", "locked"), ("database is locked", "locked"),
@@ -52,7 +52,8 @@ _TEXT_KINDS = (
     ("does not match stored checksum", "damaged"), ("not a valid duckdb database", "damaged"),
     ("database disk image is malformed", "damaged"), ("file is not a database", "damaged"),
 )
-WORDS = {"full": "no space left on the device", "readonly": "the file system is read-only",
+WORDS = {"full": "no space left on the device",
+         "too_large": "the file reached the file-size limit of this process (ulimit -f)", "readonly": "the file system is read-only",
          "denied": "permission denied", "locked": "another process holds it", "io": "an I/O error",
          "damaged": "the file is damaged"}
 
@@ -83,6 +84,8 @@ def lock_holder(exc: BaseException) -> str:
 
 
 FIXES = {"full": "free disk space, then re-run the same command",
+         "too_large": "raise the limit (ulimit -f unlimited) or write to another output.dir=..., then re-run the same "
+                      "command (the questions stored are kept)",
          "readonly": "make it writable or choose another output.dir=..., then re-run the same command",
          "denied": "make it writable or choose another output.dir=..., then re-run the same command",
          "locked": "wait for the other process to finish (or stop it), then re-run the same command",

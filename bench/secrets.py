@@ -152,6 +152,26 @@ def split_url_credentials(url: str) -> tuple[str, str | None]:
     return f"{scheme}://{host}{tail}", unquote(password if colon else user) or None
 
 
+def client_url(url: str) -> tuple[str, str | None]:
+    """(the URL an OpenAI-style client can use, the key it carried): the userinfo (`split_url_credentials`) and
+    every secret query parameter (`?api_key=`, `?key=`, `?token=` ...) taken out, the first credential found being
+    the key. Such clients append their paths (`/embeddings`, `/chat/completions`) to the base URL, so a query left
+    in it would make every call a 404; they send the key as a bearer token instead."""
+    bare, key = split_url_credentials(url)
+    head, q, query = bare.partition("?")
+    if not q or _split(bare) is None:
+        return bare, key
+    query, hashmark, fragment = query.partition("#")
+    kept = []
+    for item in query.split("&"):
+        name, eq, value = item.partition("=")
+        if eq and value and _secret_param(unquote(name)):
+            key = key or unquote(value)
+        elif item:
+            kept.append(item)
+    return head + (f"?{'&'.join(kept)}" if kept else "") + (hashmark + fragment if hashmark else ""), key
+
+
 # ---- redaction --------------------------------------------------------------------------------------------
 
 _known: set[str] = set()
@@ -330,5 +350,5 @@ def guard_process(config: Any = None) -> None:
 __all__ = [
     "REDACTED", "RedactingFilter", "RedactingStream", "forget_all", "guard_process", "install_log_filter",
     "is_reference", "is_secret_key", "redact", "redact_text", "redact_url", "remember", "remember_config",
-    "remember_environment", "secrets_in", "split_url_credentials", "url_credentials", "without_secrets",
+    "remember_environment", "secrets_in", "split_url_credentials", "client_url", "url_credentials", "without_secrets",
 ]

@@ -171,7 +171,8 @@ class ObservationalMemory:
             if st.record.buffered_observation_chunks and activate(self, st, thread_id, now, events, everything=True):
                 st = self.status(self._head(key, resource_id, thread_id, now), thread_id)
             if st.unobserved or st.others:
-                await self._observe(replace(st, threshold=sys.maxsize), resource_id, thread_id, now, events)
+                await self._observe(replace(st, threshold=sys.maxsize), resource_id, thread_id, now, events,
+                                    force=True)
             if "observe" in events or "activate" in events:
                 await maybe_reflect(self, self._head(key, resource_id, thread_id, now), now, events)
         return list(events)
@@ -324,10 +325,24 @@ class ObservationalMemory:
         return retention_tail(observed, self.config.retention_floor, self.tokens, keep_ids)
 
     async def _observe(self, st: Status, resource_id: str, thread_id: str, now: datetime,
-                       events: TurnLog) -> list[Message]:
+                       events: TurnLog, *, force: bool = False) -> list[Message]:
+        """Synchronous observation, unless the last one was refused and the input has not changed materially
+        since (`engine.state.RefusalBackoff`; event `observation_deferred`, no call). `force` (finalize, an
+        explicit request) always tries."""
+        backoff = self.scope_state(st.record.lookup_key).observation_backoff
+        if not force and not backoff.due(st.pending, st.threshold):
+            events.append("observation_deferred")
+            return []
+        seen, observed_before = len(events.rejections), events.events.count("observe")
         if self.config.scope == "resource":
-            return await observe_resource(self, st, now, events)
-        return await observe_thread(self, st, self.storage.get_thread(thread_id), now, events)
+            observed = await observe_resource(self, st, now, events)
+        else:
+            observed = await observe_thread(self, st, self.storage.get_thread(thread_id), now, events)
+        if events.events.count("observe") > observed_before:
+            backoff.clear()
+        elif any(r.stage == "observation" and not r.committed for r in events.rejections[seen:]):
+            backoff.refused(st.pending)
+        return observed
 
     def _render(self, resource_id: str, thread_id: str, now: datetime, events: TurnLog | None, *,
                 tail: Sequence[Message] = (), extra: Sequence[Message] = (), write: bool = True,

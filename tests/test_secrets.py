@@ -23,6 +23,7 @@ from bench.secrets import (
     redact_url,
     remember,
     remember_environment,
+    client_url,
     split_url_credentials,
     url_credentials,
     without_secrets,
@@ -59,6 +60,11 @@ def test_urls() -> None:
     assert split_url_credentials("https://tok-123456@host/v1") == ("https://host/v1", "tok-123456")
     assert split_url_credentials("http://127.0.0.1:8000/v1") == ("http://127.0.0.1:8000/v1", None)
     assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+    # what a client is given: no credential left in the URL (a query would follow /embeddings: a 404), the key apart
+    assert client_url("http://h:8000/v1?api_key=sk-123456") == ("http://h:8000/v1", "sk-123456")
+    assert client_url("http://h/v1?x=1&key=k%2B123456#f") == ("http://h/v1?x=1#f", "k+123456")
+    assert client_url("https://u:pw-1234@h/v1?token=t-123456") == ("https://h/v1", "pw-1234")
+    assert client_url("http://127.0.0.1:8000/v1") == ("http://127.0.0.1:8000/v1", None)
 
 
 def test_redact_structures_and_text() -> None:

@@ -139,8 +139,8 @@ def hide_secrets(argv: list[str], default_exclude: list[str] | None = None) -> H
             out.notes.append(f"{key} is a key on the command line: kept out of every file and log; prefer "
                              f"`export VAR=...` and gateway.api_key_env.{where}=VAR")
         else:
-            out.notes.append(f"{key} holds credentials in its URL: kept out of every file and log, the password is "
-                             f"sent as the key; prefer a plain URL and gateway.api_key_env.{where}=VAR")
+            out.notes.append(f"{key} holds credentials in its URL: kept out of every file and log, the password (or "
+                             f"?api_key=...) is sent as the key; prefer a plain URL and gateway.api_key_env.{where}=VAR")
     remember(*out.env.values())
     if excluded:
         out.argv = _exclude_from_dirname(out.argv, excluded, default_exclude)

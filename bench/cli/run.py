@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -41,7 +42,7 @@ def _task(cfg: Any) -> None:
             run_job(cfg)
     except UserError as exc:  # one line per problem, each naming the thing and the fix
         for line in str(exc).splitlines() or [type(exc).__name__]:
-            print(f"ombench: error: {line}", file=sys.stderr)
+            _error(line)
         _STATE["code"] = max(_STATE["code"], exc.exit_code)
     except Interrupted as exc:
         print(f"ombench: {exc}", file=sys.stderr)
@@ -52,8 +53,20 @@ def _task(cfg: Any) -> None:
         if io_kind(exc) is None:
             raise
         where = f" {exc.filename}" if exc.filename else ""
-        print(f"ombench: error: {storage_failure(exc, f'writing{where}')}", file=sys.stderr)
+        _error(str(storage_failure(exc, f'writing{where}')))
         _STATE["code"] = max(_STATE["code"], 1)
+
+
+def _error(line: str) -> None:
+    """One error line on stderr, kept in the run log as well (bench.runner.runlog; its file handler writes nothing
+    to the console). A run log that cannot be written (the disk that failed) never hides the line."""
+    from bench.runner.runlog import log
+
+    print(f"ombench: error: {line}", file=sys.stderr)
+    try:
+        log.error("ombench: error: %s", line)
+    except Exception:  # pragma: no cover - logging reports its own handler errors
+        pass
 
 
 def _interrupted_code() -> int:
@@ -150,6 +163,9 @@ def hydra_error_line(exc: BaseException) -> str:
         return ("a config group was set to null (e.g. experiment=null); name one of its options "
                 "(`ombench run --help` lists them) or drop the override")
     msg = "; ".join(head)
+    if "LexerNoViableAlt" in text or "mismatched input" in text or "token recognition error" in text:
+        msg += ("; a value with spaces, non-ASCII letters or any of , [ ] { } = ' \" must be quoted for Hydra "
+                "inside the shell's quotes: 'key=\"my value\"'")
     if options:
         msg += ": " + ", ".join(options)
     if isinstance(exc, _ArgError):
@@ -206,6 +222,27 @@ def quote_string_overrides(argv: list[str]) -> list[str]:
                 arg = f"{name}=[{','.join(_quoted(x) for x in items)}]"
             elif "," not in v and not v.startswith(("'", '"')):
                 arg = f"{name}=[{_quoted(v)}]"
+        out.append(arg)
+    return out
+
+
+# what Hydra's lexer takes unquoted in a value (ASCII only); anything else (a space kept inside, é, ü) needs quotes
+_PLAIN_VALUE = re.compile(r"[A-Za-z0-9_\-+./:%@~\\*?$]*")
+# characters with a meaning in Hydra's grammar (lists, dicts, sweeps, quotes, interpolation): never quoted
+_GRAMMAR = set("[]{},'\"=") | {"${"}
+_FUNCTION = re.compile(r"\s*[A-Za-z_]\w*\(")  # a sweep or cast function: choice(...), range(...), str(...)
+
+
+def quote_plain_values(argv: list[str]) -> list[str]:
+    """`output.db=/data/my runs/bench é.duckdb` (one shell argument: a path with spaces or non-ASCII letters) quoted
+    for Hydra, whose lexer refuses such a value unquoted. Values with grammar characters (lists, dicts, sweeps,
+    quotes, `${...}`, function calls) and flags are left as typed (Hydra's error then says how to quote)."""
+    out = []
+    for arg in argv:
+        name, eq, value = arg.partition("=")
+        if eq and not arg.startswith("-") and value and not _PLAIN_VALUE.fullmatch(value) \
+                and not any(g in value for g in _GRAMMAR) and not _FUNCTION.match(value):
+            arg = f"{name}='{value}'" if "\\" not in value else arg
         out.append(arg)
     return out
 
@@ -283,7 +320,7 @@ def run_hydra(argv: list[str]) -> int:
     saved_argv, saved_full = sys.argv, os.environ.get("HYDRA_FULL_ERROR")
     saved_env = {k: os.environ.get(k) for k in hidden.env}
     os.environ.update(hidden.env)  # sweep workers inherit them
-    sys.argv = ["ombench run", *quote_string_overrides(open_mapping_overrides(hidden.argv))]
+    sys.argv = ["ombench run", *quote_plain_values(quote_string_overrides(open_mapping_overrides(hidden.argv)))]
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra re-raises instead of printing its own multi-line report
     logging.raiseExceptions = False  # a run log on a full disk must not print tracebacks over the one error line
     _STATE.update(code=0, in_task=False, multirun=bool(args.multirun))

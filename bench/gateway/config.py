@@ -49,7 +49,10 @@ class GatewayConfig:
     # self-hosted servers (an api_base on this machine or a private network; bench.gateway.local)
     local_defaults: bool = True  # False: treat such servers like a provider (its concurrency, timeout, retries)
     local_max_concurrency: int | None = None  # None: the parallel slots the server reports (llama.cpp), else 1
-    local_timeout_s: float = 600.0  # a small server may take minutes; a timed-out request is never retried there
+    # a small server may take minutes: for a local server (local_defaults) local_timeout_s wins over timeout_s
+    # (None: timeout_s applies there too); a role's params.timeout wins over both
+    local_timeout_s: float | None = 600.0
+    local_retry_timeouts: bool = False  # True: a timed-out request to a local server is retried (max_attempts)
     context_window: dict[str, int] = field(default_factory=dict)  # role or provider -> tokens (when servers don't say)
 
     def __post_init__(self) -> None:
@@ -68,7 +71,8 @@ class GatewayConfig:
         _positive("limit_period_s", self.limit_period_s)
         _positive("aimd_grow_after", self.aimd_grow_after, integer=True)
         _positive("embed_batch_size", self.embed_batch_size, integer=True)
-        _positive("local_timeout_s", self.local_timeout_s)
+        if self.local_timeout_s is not None:
+            _positive("local_timeout_s", self.local_timeout_s)
         if self.local_max_concurrency is not None:
             _positive("local_max_concurrency", self.local_max_concurrency, integer=True)
         for key, val in dict(self.context_window).items():

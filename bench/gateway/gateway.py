@@ -34,7 +34,7 @@ from bench.gateway.providers import check_model, provider_for
 from bench.gateway.response_cache import CachedResponse, ResponseCache, request_key
 from bench.gateway.usage import cost_of, normalize_usage
 from bench.records import CallRecord, issue_number, record_call
-from bench.secrets import split_url_credentials
+from bench.secrets import client_url
 
 T = TypeVar("T")
 # sent to a self-hosted server (a base URL on this machine or a private network) when the environment holds no key:
@@ -175,17 +175,23 @@ class Gateway:
                 raise ConfigError(f"gateway.api_key_env: the variable {env} (API key for {role}) is not set; export it")
         api_base = merged.pop("api_base", None) or self.config.api_base.get(role) or self.config.api_base.get(provider)
         if api_base:
-            api_base, url_key = split_url_credentials(str(api_base))
+            api_base, url_key = client_url(str(api_base))
             api_key = api_key if api_key is not None else url_key
         local = bool(api_base) and self.config.local_defaults and is_local(str(api_base))
         if api_key is None and not env and api_base and is_local(str(api_base)) and not self._env_key(rm.model):
             api_key = LOCAL_SERVER_KEY
-        default_timeout = self.config.local_timeout_s if local else self.config.timeout_s
+        default_timeout = self.timeout_for(local)
         timeout = float(merged.pop("timeout", None) or default_timeout)
         for k in ("max_retries", "num_retries"):  # retries are ours
             merged.pop(k, None)
         return _Prepared(label, rm.model, provider, merged, epoch, api_key, api_base, timeout, cacheable, local,
                          attempt)
+
+    def timeout_for(self, local: bool) -> float:
+        """Seconds a request may take when its role's params set no `timeout`: `local_timeout_s` for a local server
+        (`local_defaults`; None there: `timeout_s`), else `timeout_s`."""
+        cfg = self.config
+        return cfg.local_timeout_s if local and cfg.local_timeout_s is not None else cfg.timeout_s
 
     def _env_key(self, model: str) -> bool:
         """Whether the environment holds the key litellm wants for `model`'s provider (checked once per model)."""
@@ -379,8 +385,10 @@ class Gateway:
                             if info.kind == "rate_limit":
                                 gate.on_rate_limited(generation, info.retry_after_s)
                             # a local server keeps computing a request its client gave up on: a retry would
-                            # queue behind it (and the next behind that), so a timeout there is final
-                            if info.retryable and not (p.local and info.kind == "timeout"):
+                            # queue behind it (and the next behind that), so a timeout there is final unless
+                            # gateway.local_retry_timeouts says otherwise
+                            final = p.local and info.kind == "timeout" and not cfg.local_retry_timeouts
+                            if info.retryable and not final:
                                 raise RetryableCallError(info) from exc
                             raise GatewayError(info.kind, redact(info.message, secrets),
                                                status_code=info.status_code, attempts=n) from exc

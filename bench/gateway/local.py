@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from bench.secrets import split_url_credentials
+from bench.secrets import client_url
 
 # o200k tokens x this = a safe upper bound of a server's own count when it offers no tokenizer: tokenizers with
 # smaller vocabularies need more tokens for the same English text (Llama 2's 32k vocabulary about 1.3x o200k;
@@ -111,7 +111,7 @@ async def probe_server(base_url: str, api_key: str | None = None, *, timeout_s: 
     import httpx
 
     info = ServerInfo(scrub_url(base_url))
-    base_url, url_key = split_url_credentials(base_url)  # a password in the URL is the key, never sent in it
+    base_url, url_key = client_url(base_url)  # a password in the URL is the key, never sent in it
     api_key = api_key or url_key
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     root = server_root(base_url)
@@ -179,7 +179,7 @@ async def server_token_count(base_url: str, info: ServerInfo, model: str, text: 
     import httpx
 
     name = info.served_name(model) or (model.split("/", 1)[1] if "/" in model else model)
-    base_url, url_key = split_url_credentials(base_url)
+    base_url, url_key = client_url(base_url)
     api_key = api_key or url_key
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:

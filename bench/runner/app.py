@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from bench.config import RootCfg, to_plain
 from bench.errors import StorageFailure, UserError
@@ -151,8 +151,8 @@ class _TallySink:
             self.tally.runs[run_key]["written"] += 1
         return wrote
 
-    def finish_run(self, run_key: str, status: str = "finished") -> None:
-        self.inner.finish_run(run_key, status)
+    def finish_run(self, run_key: str, status: str = "finished", notes: Mapping[str, Any] | None = None) -> None:
+        self.inner.finish_run(run_key, status, notes)
 
     def close(self) -> None:
         self.inner.close()
@@ -204,7 +204,7 @@ async def _run(job: Job, raw: dict[str, Any], multirun: bool, job_dir: Path | No
         from bench.runner.summary import print_summary
 
         print_summary(root.output.db, [o.run_key for o in outcomes], n_dataset=len(ds), split=ds.split,
-                      profile=root.output.report_profile)
+                      profile=root.output.report_profile, failures=False)  # the digest says them
     print_digest(job, ds, outcomes, tally.errors if tally is not None else [])
     if not multirun and root.output.report:
         from bench.report import write_report

@@ -23,7 +23,7 @@ def _short(text: str) -> str:
     return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 1] + "…"
 
 
-def _unhandled(entry: str) -> tuple[str, str, str]:
+def unhandled_error(entry: str) -> tuple[str, str, str]:
     """(phase, kind, message) of an outcome error `qid: ExceptionType: text` (a question that raised)."""
     _, _, rest = entry.partition(": ")
     exc_type, _, text = rest.partition(": ")
@@ -35,7 +35,7 @@ def _unhandled(entry: str) -> tuple[str, str, str]:
 
 def error_lines(stored: Iterable[str], unhandled: Iterable[str] = ()) -> list[str]:
     """One line per (kind, phase) of failure: its count and its first message, most frequent first."""
-    parsed = [parse_error_text(e) for e in stored] + [_unhandled(e) for e in unhandled]
+    parsed = [parse_error_text(e) for e in stored] + [unhandled_error(e) for e in unhandled]
     if not parsed:
         return []
     counts = Counter((kind, phase) for phase, kind, _ in parsed)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from dataclasses import replace
-from typing import Any
+from typing import Any, Mapping
 
 from bench.assemble import Job
 from bench.roles import Role
@@ -36,7 +36,7 @@ class _MemorySink:
         self.calls.extend((run_key, c) for c in result.calls)
         return True
 
-    def finish_run(self, run_key: str, status: str = "finished") -> None: ...
+    def finish_run(self, run_key: str, status: str = "finished", notes: Mapping[str, Any] | None = None) -> None: ...
 
     def close(self) -> None: ...
 

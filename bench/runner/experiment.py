@@ -42,6 +42,26 @@ class RunOutcome:
     storage_failure: StorageFailure | None = None  # the disk or the results file failed: raised after the workers
 
 
+MAX_FAILURES_NOTED = 100  # questions whose failure reason a run's row keeps (the count is always whole)
+
+
+def run_notes(out: RunOutcome, stopped: str | None) -> dict[str, Any]:
+    """What the run's row keeps (`runs.extra`) of a run's failures that are not results: why it stopped early
+    (`stopped`: "error: ...", "budget: ...", "storage: ..."; None when it ran to the end) and the questions that
+    failed before anything of theirs was stored (`failures`: [{question_id, phase, kind, message}], at most
+    `MAX_FAILURES_NOTED`, and `n_failures`). Such questions stay unstored so that the same command retries them;
+    every text is redacted. Always both keys, so a re-run that succeeds clears what an earlier one noted."""
+    from bench.runner.digest import unhandled_error
+    from bench.secrets import redact_text
+
+    failures = []
+    for entry in out.errors[:MAX_FAILURES_NOTED]:
+        qid = entry.partition(": ")[0]
+        phase, kind, message = unhandled_error(entry)
+        failures.append({"question_id": qid, "phase": phase, "kind": kind, "message": redact_text(message)})
+    return {"stopped": redact_text(stopped) if stopped else None, "failures": failures, "n_failures": len(out.errors)}
+
+
 def make_gateway(job: Job | RootCfg) -> Gateway:
     """One gateway for the job (`Job.make_gateway`: a model per role, the offline engine registered)."""
     from bench.runner.keys import as_job
@@ -195,13 +215,14 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
     if out.storage_failure is not None:
         progress.end_run(strategy)
         try:
-            sink.finish_run(key, status="stopped")
+            sink.finish_run(key, status="stopped", notes=run_notes(out, f"storage: {out.storage_failure}"))
         except StorageFailure:
             pass  # the file that failed may refuse this too; the run's rows say what was stored
         raise out.storage_failure
     out.not_started = left[0] + sum(sum(1 for q in u.questions if q.question_id in todo_ids)
                                     for u in _drained(queue))
-    sink.finish_run(key, status="stopped" if out.not_started or out.stopped else "finished")
+    stop = f"error: {out.stopped}" if out.stopped else "budget: run.max_usd reached" if out.not_started else None
+    sink.finish_run(key, status="stopped" if stop else "finished", notes=run_notes(out, stop))
     progress.end_run(strategy)
     if out.not_started and not budget.announced:
         budget.announced = True

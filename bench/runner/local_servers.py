@@ -76,12 +76,12 @@ def _api_key(cfg: RootCfg, role: Role, model: str, base: str) -> str | None:
     else the password inside the base URL, else OPENAI_API_KEY for an openai model."""
     import os
 
-    from bench.secrets import split_url_credentials
+    from bench.secrets import client_url
 
     env = cfg.gateway.api_key_env.get(role.value) or cfg.gateway.api_key_env.get(_provider(model))
     if env:
         return os.environ.get(env)
-    return split_url_credentials(base)[1] or (os.environ.get("OPENAI_API_KEY") if _provider(model) == "openai" else None)
+    return client_url(base)[1] or (os.environ.get("OPENAI_API_KEY") if _provider(model) == "openai" else None)
 
 
 async def _probe(cfg: RootCfg, routed: dict[Role, tuple[str, str]]) -> dict[Role, Endpoint]:

@@ -159,6 +159,24 @@ def unused_gateway_settings(ctx: PreflightContext) -> Iterable[Finding]:
                 yield Finding("credentials", "warning",
                               f"gateway.{section}.{key} applies to no role this run calls ({called}); "
                               "it is ignored: check the role or provider name, or drop the setting")
+    yield from _unused_timeout(ctx)
+
+
+def _unused_timeout(ctx: PreflightContext) -> Iterable[Finding]:
+    """A warning when `gateway.timeout_s` was changed but every real role calls a local server, where
+    `gateway.local_timeout_s` wins (bench.gateway.Gateway.timeout_for)."""
+    from bench.config import GatewayCfg
+    from bench.gateway.local import is_local
+
+    gw = ctx.cfg.gateway
+    real = ctx.real_roles()
+    if gw.timeout_s == GatewayCfg().timeout_s or not real or not gw.local_defaults or gw.local_timeout_s is None:
+        return
+    if all((base := ctx.api_base(role)) and is_local(base) for role in real):
+        yield Finding("credentials", "warning",
+                      f"gateway.timeout_s={gw.timeout_s:g} applies to no role this run calls: every one calls a local "
+                      f"server, where gateway.local_timeout_s={gw.local_timeout_s:g} wins; set that instead "
+                      "(or gateway.local_timeout_s=null to use timeout_s there)")
 
 
 def check_credentials(ctx: PreflightContext) -> Iterable[Finding]:
@@ -167,7 +185,7 @@ def check_credentials(ctx: PreflightContext) -> Iterable[Finding]:
         return
     from bench.gateway.local import is_local
     from bench.gateway.setup import ensure_litellm
-    from bench.secrets import split_url_credentials
+    from bench.secrets import client_url
 
     litellm = None
     # gateway.api_key_env: the gateway reads the named variable for every call of the role (in-process ones too)
@@ -189,7 +207,7 @@ def check_credentials(ctx: PreflightContext) -> Iterable[Finding]:
         base = ctx.api_base(role)
         if base and is_local(base):  # a self-hosted server takes any key (the gateway sends a placeholder)
             continue
-        if base and split_url_credentials(base)[1]:  # the URL's password is sent as the key
+        if base and client_url(base)[1]:  # the URL's password or ?api_key= is sent as the key
             continue
         litellm = litellm or ensure_litellm()
         missing = _missing_keys(litellm, model, ctx.env)

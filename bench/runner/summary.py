@@ -76,8 +76,31 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
             "unpriced": int(unpriced.n_calls[unpriced.run_key == h.run_key].sum()) if len(unpriced) else 0,
             "judge": _opt(h.judge_model), "memory": diagnostics.get(h.run_key),
             "benchmark": benchmark_of_runs([extras.get(h.run_key)]),
+            "stopped": _extra(extras.get(h.run_key)).get("stopped"),
+            "failures": _extra(extras.get(h.run_key)).get("failures") or [],
+            "n_failures": int(_extra(extras.get(h.run_key)).get("n_failures") or 0),
         })
     return rows, prof
+
+
+def _extra(extra: Any) -> dict[str, Any]:
+    """A run's `extra` (JSON text or mapping) as a dict ({} when absent or unreadable)."""
+    try:
+        got = json.loads(extra) if isinstance(extra, str) else extra
+    except ValueError:
+        return {}
+    return dict(got) if isinstance(got, dict) else {}
+
+
+STOP_LABELS = {"budget": "stopped (budget)", "error": "stopped (error)", "storage": "stopped (disk)"}
+
+
+def stop_note(r: dict[str, Any]) -> str | None:
+    """Why a stopped run stopped, for the cost table's notes (runs.extra `stopped`; older files said nothing: the
+    budget, as before)."""
+    if r.get("status") != "stopped":
+        return None
+    return STOP_LABELS.get(str(r.get("stopped") or "budget").partition(":")[0], "stopped")
 
 
 def _pct(x: float | None, w: int = 7) -> str:
@@ -118,8 +141,11 @@ def cost_table(rows: list[dict[str, Any]], profile: str) -> list[str]:
         notes = []
         if r["errors"]:
             notes.append(f"{r['errors']} errors")
-        if r["status"] == "stopped":
-            notes.append("stopped (budget)")
+        if r.get("n_failures"):
+            notes.append(f"{r['n_failures']} failed")
+        stop = stop_note(r)
+        if stop:
+            notes.append(stop)
         line = f"{_cut(r['label'], LABEL_W - 1):<{LABEL_W}}{r['mean_prompt_tokens'] or 0:>11,.0f}"
         line += f"{_pct(r['hit_rate'], 12)}{(r['prefill_per_q'] or 0):>12,.0f}{usd_cell(r):>10}"
         if r.get("unpriced") and r["usd_per_q"]:
@@ -251,6 +277,54 @@ def working_memory_notes(db_path: str | Path, rows: list[dict[str, Any]] | None 
     return out
 
 
+def failure_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """Per run with questions that failed before anything of theirs was stored (runs.extra `failures`, kept so
+    their reasons are in the results file though they are not results): the count, the first reason of each kind,
+    and that the same command retries them; then why the run stopped early, if it did. Lines fit 100 columns."""
+    out = []
+    for r in rows:
+        fails = r.get("failures") or []
+        if r.get("n_failures"):
+            out.append(f"failed: {r['label']}: {r['n_failures']} question{'' if r['n_failures'] == 1 else 's'} not "
+                       "stored (the same command retries them):")
+            seen: dict[tuple[str, str], int] = {}
+            for f in fails:
+                seen[(f.get("kind", "?"), f.get("phase", "?"))] = seen.get((f.get("kind", "?"), f.get("phase", "?")), 0) + 1
+            for (kind, phase), n in seen.items():
+                first = next(f for f in fails if (f.get("kind", "?"), f.get("phase", "?")) == (kind, phase))
+                out.append(_cut(f"  {kind} ({phase}) x{n}: {' '.join(str(first.get('message', '')).split())}", WIDTH))
+        if r.get("status") == "stopped" and r.get("stopped"):
+            out.append(_cut(f"stopped: {r['label']}: {' '.join(str(r['stopped']).split())}", WIDTH))
+    return out
+
+
+DEFERRED_EVENTS = ("observation_deferred", "reflection_deferred")  # om_core: a retry of a refused input skipped
+
+
+def refusal_notes(db_path: str | Path, rows: list[dict[str, Any]] | None = None) -> list[str]:
+    """One line per run whose Observer/Reflector outputs were refused: how many, and how many paid retries of a
+    refused input om_core skipped because the input had not changed materially (turn events
+    `observation_deferred` / `reflection_deferred`; om_core.engine.state.RefusalBackoff); each note is two lines
+    that fit 100 columns."""
+    from bench.store import Results
+
+    rows = rows if rows is not None else summary_rows(db_path)[0]
+    with Results(db_path) as res:
+        turns = res.turns()
+    out = []
+    for r in rows:
+        mem = r.get("memory")
+        refused = mem.refused if mem is not None else 0
+        t = turns[turns.run_key == r["run_key"]]
+        skipped = int(sum(_event_counts(t, e).sum() for e in DEFERRED_EVENTS))
+        if refused or skipped:
+            out.append(_cut(f"refused: {r['label']}: {refused} Observer/Reflector output{'' if refused == 1 else 's'}"
+                            f" refused, {skipped} retr{'y' if skipped == 1 else 'ies'} of a refused input skipped",
+                            WIDTH) + "\n  (retried once the input grew by half a threshold, doubling per refusal; "
+                     "docs/om.md)")
+    return out
+
+
 def _event_counts(turns: pd.DataFrame, event: str) -> pd.Series:
     """How often `event` occurs in each turn's comma-separated events: an int Series on `turns`' index (empty,
     never a frame, when the strategy stored no turns)."""
@@ -269,14 +343,17 @@ def _params(strategy: str, config: Any) -> dict[str, Any]:
 
 
 def print_summary(db_path: str | Path, run_keys: list[str] | None, n_dataset: int | None = None,
-                  split: str | None = None, profile: str = "openai", *, to_log: bool = True) -> None:
-    """Print the summary and (`to_log`) keep it in the run log."""
+                  split: str | None = None, profile: str = "openai", *, to_log: bool = True,
+                  failures: bool = True) -> None:
+    """Print the summary and (`to_log`) keep it in the run log; `failures`: with the reasons of the questions that
+    were not stored and of an early stop, read back from the results file (False where `ombench run`'s digest,
+    printed next, says the same of this run)."""
     from bench.runner.runlog import emit
 
     rows, prof = summary_rows(db_path, run_keys, profile)
     text = format_summary(rows, prof, n_dataset, split)
     warnings = [w for r in rows if r.get("memory") is not None and (w := r["memory"].warning(r["label"]))]
-    warnings += empty_memory_warnings(db_path, rows) + working_memory_notes(db_path, rows)
+    warnings += (failure_notes(rows) if failures else []) + refusal_notes(db_path, rows) + empty_memory_warnings(db_path, rows) + working_memory_notes(db_path, rows)
     if warnings:
         text += "\n" + "\n".join(warnings)
     emit(text) if to_log else print(text)

@@ -251,7 +251,10 @@ class ResultSink(Protocol):
     def upsert_run(self, run: RunManifest) -> None:
         """Insert the run or update its fields (an existing run keeps its started_at)."""
 
-    def finish_run(self, run_key: str, status: str = "finished") -> None: ...
+    def finish_run(self, run_key: str, status: str = "finished", notes: Mapping[str, Any] | None = None) -> None:
+        """Mark the run `status` ("finished" or "stopped"); `notes` (JSON-able, redacted on write) join its `extra`:
+        `stopped` (why it stopped early) and `failures` (questions that failed before any row of theirs was
+        stored, with their reasons: they are not results, so the same command retries them)."""
 
     def done_ids(self, run_key: str) -> set[str]:
         """Question ids with a stored sample (errored or not)."""

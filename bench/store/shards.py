@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import glob as _glob
 import hashlib
+import json
 import os
 import re
 import shlex
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Mapping
 
 import duckdb
 import pyarrow.parquet as pq
@@ -22,7 +23,7 @@ from bench.errors import StorageFailure, UserError, storage_failure
 from bench.fsio import atomic_write, remove_orphans
 from bench.store.contract import QuestionResult, RunManifest
 from bench.store.db import arrow_table, connect, format_error, is_io_failure, rollback, sql
-from bench.store.rows import now, question_rows, run_row
+from bench.store.rows import now, question_rows, run_row, to_json
 from bench.store.schema import QUESTION_TABLES, columns
 
 
@@ -103,12 +104,14 @@ class ShardWriter:
             row["started_at"] = pq.read_table(f).to_pylist()[0]["started_at"]
         _write_atomic(f, "runs", [row])
 
-    def finish_run(self, run_key: str, status: str = "finished") -> None:
+    def finish_run(self, run_key: str, status: str = "finished", notes: Mapping[str, Any] | None = None) -> None:
         f = self._file("runs", run_key)
         if not f.exists():
             return
         row = pq.read_table(f).to_pylist()[0]
         row.update(finished_at=now(), status=status)
+        if notes:
+            row["extra"] = to_json({**(json.loads(row["extra"]) if row.get("extra") else {}), **notes})
         _write_atomic(f, "runs", [row])
 
     def _samples(self, run_key: str) -> list[dict[str, Any]]:
@@ -214,12 +217,14 @@ def merge_shards(glob_or_folder: str | Path, db_path: str | Path) -> int:
             raise  # a defect, not the disk or a lock: keep its traceback
         failure = storage_failure(exc, f"merging shards into {db_path}")
         raise failure.with_safe(f"nothing was merged and the shards under {pattern} are intact",
-                                f"{_FIXES[failure.kind]} finish with: {merge_command(pattern, db_path)}") from exc
+                                f"{_FIXES.get(failure.kind, _FIXES['io'])} finish with: {merge_command(pattern, db_path)}") from exc
 
 
 _FIXES = {"full": "free disk space, then", "readonly": "make the results file writable (or pass another --db), then",
           "denied": "make the results file writable (or pass another --db), then",
-          "locked": "when that process has finished (or is stopped),", "io": "check the disk, then"}
+          "locked": "when that process has finished (or is stopped),", "io": "check the disk, then",
+          "too_large": "raise the file-size limit (ulimit -f), then",
+          "damaged": "move the results file aside (a fresh one is made), then"}
 
 
 def _merge(files: dict[str, list[str]], db_path: str | Path) -> int:

@@ -6,10 +6,11 @@ process killed mid-run loses at most the question in flight, and a rerun skips t
 
 from __future__ import annotations
 
+import json
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 import duckdb
 
@@ -17,7 +18,7 @@ from bench.errors import storage_failure
 from bench.store.contract import QuestionResult, RunManifest
 from bench.store.db import insert_rows, is_io_failure, rollback, sql
 from bench.store.reader import Results
-from bench.store.rows import Row, now, question_rows, run_row
+from bench.store.rows import Row, now, question_rows, run_row, to_json
 from bench.store.schema import QUESTION_TABLES, columns
 
 
@@ -40,14 +41,24 @@ class Store(Results):
             sql(self.con, f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
                           f"ON CONFLICT (run_key) DO UPDATE SET {sets}", [row[c] for c in cols])
 
-    def finish_run(self, run_key: str, status: str = "finished") -> None:
+    def finish_run(self, run_key: str, status: str = "finished", notes: Mapping[str, Any] | None = None) -> None:
         with self._lock, self._failing("marking the run finished in"):
             sql(self.con, "UPDATE runs SET finished_at = ?, status = ? WHERE run_key = ?", [now(), status, run_key])
+            if notes:
+                got = self.con.execute("SELECT extra FROM runs WHERE run_key = ?", [run_key]).fetchone()
+                extra = {**(json.loads(got[0]) if got and got[0] else {}), **notes}
+                sql(self.con, "UPDATE runs SET extra = ? WHERE run_key = ?", [to_json(extra), run_key])
 
     def close(self) -> None:
-        """Close the file (DuckDB checkpoints its log into it here: a full disk says so as a StorageFailure)."""
+        """Checkpoint the write-ahead log into the file, then close it. DuckDB's own checkpoint at close swallows
+        its errors (a full disk or a file-size limit left the results in the `.wal` and the command exited 0), so
+        it is asked for explicitly: a failure is a StorageFailure (the WAL keeps every committed question: the
+        next open replays it, so a re-run recovers them). The connection is closed either way."""
         with self._lock, self._failing("closing"):
-            super().close()
+            try:
+                self.con.execute("CHECKPOINT")
+            finally:
+                super().close()
 
     @contextmanager
     def _failing(self, doing: str) -> Iterator[None]:

@@ -123,19 +123,30 @@ class OMStrategy(StrategyBase):
 
     def _open(self, state: dict[str, Any] | None) -> None:
         from om_core.memory import ObservationalMemory
+        from bench.errors import storage_failure
+        from om_core.errors import FormatVersionError, StorageError
         from om_core.storage import InMemoryStorage, SQLiteStorage
 
         path = self.p.storage_path.replace("{resource}", self.ctx.resource_id)
         old = getattr(self, "storage", None)
         if old is not None:
             old.close()
-        storage = SQLiteStorage(path) if self.p.storage == "sqlite" else InMemoryStorage()
-        # a storage file is a cache of this replay, never a source of truth: a replay that was killed leaves its
-        # rows behind, so a replay starts from nothing and a checkpoint restores exactly its snapshot
-        if state is not None:
-            storage.import_state(state)
-        else:
-            storage.forget_resource(self.ctx.resource_id)
+        try:
+            storage = SQLiteStorage(path) if self.p.storage == "sqlite" else InMemoryStorage()
+            # a storage file is a cache of this replay, never a source of truth: a replay that was killed leaves its
+            # rows behind, so a replay starts from nothing and a checkpoint restores exactly its snapshot
+            if state is not None:
+                storage.import_state(state)
+            else:
+                storage.forget_resource(self.ctx.resource_id)
+        except StorageError as exc:
+            if path == ":memory:" or isinstance(exc, FormatVersionError):
+                raise
+            # a damaged file fails this question on every re-run: stop with one line, file and fix (exit 1)
+            raise storage_failure(exc, f"opening the OM storage file {path} (strategies.om.params.storage_path)",
+                                  safe="the results stored so far are intact",
+                                  fix="move the file aside (it only caches the replay), then re-run the same "
+                                      "command: a fresh file is made at the same path") from exc
         self.storage = storage
         self.memory = ObservationalMemory(self.config, storage, self.observer, self.reflector, counter=self.ctx.counter)
 

@@ -119,10 +119,13 @@ async def _sync_reflect(om: EngineContext, rec: OMRecord, now: datetime, events:
     digest = hash(rec.active_observations)
     if state.suppressed_reflection == digest:  # same text already failed to get under the target
         return rec
+    if state.refused_reflection == digest:  # its output was refused: no paid retry on the same text
+        events.append("reflection_deferred")
+        return rec
     result = await _run_reflector(om, events, "reflection", rec, rec.active_observations,
                                   om.config.reflection.observation_tokens, now)
     if result is None:  # nothing usable: keep the memory, and do not retry on the same text
-        state.suppressed_reflection = digest
+        state.refused_reflection = digest
         return rec
     text = _finish_text(om, result.text, rec.active_observations)
     tokens = result.tokens if text == result.text else om.counter.count_string(text)

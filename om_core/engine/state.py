@@ -18,7 +18,7 @@ from om_core.types import ContextMessage, Message, ToolCall
 
 EVENTS = ("buffer", "activate", "observe", "reflect", "buffer_reflection", "activate_reflection", "temporal_marker",
           "observation_rejected", "reflection_rejected", "degenerate_observation", "degenerate_reflection",
-          "background_error")
+          "observation_deferred", "reflection_deferred", "background_error")
 TEMPORAL_MARKER_PREFIX = "__temporal_gap_"
 Stage = Literal["observation", "buffer", "reflection", "buffer_reflection"]
 
@@ -102,6 +102,41 @@ class Status:
     threshold: int  # observation threshold in force (dynamic with a shared token budget)
 
 
+REFUSED_RETRY_GROWTH = 0.5  # share of the observation threshold the input must grow by before a refused one is retried
+
+
+@dataclass
+class RefusalBackoff:
+    """When a synchronous observation whose output was refused may be tried again (not Mastra's: Mastra commits
+    whatever its Observer returns, so it never meets a refusal; docs/om.md, "Deliberate differences").
+
+    A refused input is retried only once it changed materially: the pending tokens grew by at least
+    `REFUSED_RETRY_GROWTH` of the threshold since the refusal, doubled for every further refusal in a row (so
+    a model that refuses everything costs O(log(history / threshold)) calls, not one per turn), or they fell
+    (something else was observed or activated: another input). An accepted observation clears it. Token counts
+    in tokens of the configured encoding."""
+
+    at_pending: int | None = None  # pending tokens when the last refusal happened (None: no refusal pending)
+    refusals: int = 0  # refusals in a row
+
+    def due(self, pending: int, threshold: int) -> bool:
+        """May an observation of `pending` tokens be tried now?"""
+        if self.at_pending is None or pending < self.at_pending:
+            return True
+        return pending - self.at_pending >= self.growth(threshold)
+
+    def growth(self, threshold: int) -> int:
+        """Tokens the input must grow by before the next retry."""
+        return max(1, round(threshold * REFUSED_RETRY_GROWTH * (1 << max(0, self.refusals - 1))))
+
+    def refused(self, pending: int) -> None:
+        self.at_pending = pending
+        self.refusals += 1
+
+    def clear(self) -> None:
+        self.at_pending, self.refusals = None, 0
+
+
 @dataclass
 class ScopeState:
     """In-process state of one lookup key: the lock, live background operations, buffering boundary."""
@@ -111,6 +146,8 @@ class ScopeState:
     buffer_task: asyncio.Task[None] | None = None
     reflect_task: asyncio.Task[None] | None = None
     suppressed_reflection: int | None = None  # hash of a text whose sync reflection stayed over target
+    refused_reflection: int | None = None  # hash of a text whose sync reflection was refused (not retried on it)
+    observation_backoff: RefusalBackoff = field(default_factory=RefusalBackoff)  # after a refused observation
     # observation tokens when the last background reflection started (Mastra's reflection boundary): no new
     # background reflection until a new generation, or until the observations grew after a failed one
     reflection_boundary: int | None = None

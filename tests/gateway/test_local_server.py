@@ -147,6 +147,43 @@ async def test_a_timed_out_request_is_not_retried_on_a_local_server():
         await gw.aclose()
 
 
+async def test_local_timeout_settings_say_which_timeout_wins_and_whether_a_timeout_is_retried():
+    """gateway.local_timeout_s wins over timeout_s for a local server; null hands it to timeout_s; with
+    local_retry_timeouts a timed-out request is retried as max_attempts says."""
+    with FakeOpenAIServer(models=[QWEN], schedule=["timeout"], hang_s=3.0) as srv:  # retried once, then answered
+        gw = Gateway(config(srv, None, local_timeout_s=0.5, local_retry_timeouts=True))
+        out = await gw.complete("actor", ask())
+        assert out.meta["retries"] == 1 and srv.stats.chat_requests == 2
+        await gw.aclose()
+    with FakeOpenAIServer(models=[QWEN], schedule=["timeout", "timeout"], hang_s=3.0) as srv:
+        gw = Gateway(config(srv, None, local_timeout_s=0.5, local_retry_timeouts=True, max_attempts=2))
+        with pytest.raises(GatewayError) as err:  # max_attempts bounds the retries
+            await gw.complete("actor", ask())
+        assert err.value.kind == "timeout" and srv.stats.chat_requests == 2
+        await gw.aclose()
+    with FakeOpenAIServer(models=[QWEN], schedule=["timeout"], hang_s=3.0) as srv:
+        gw = Gateway(config(srv, None, local_timeout_s=None, timeout_s=0.5))  # timeout_s applies, not 600 s
+        assert gw.timeout_for(local=True) == 0.5
+        with pytest.raises(GatewayError) as err:
+            await gw.complete("actor", ask())
+        assert err.value.kind == "timeout" and srv.stats.chat_requests == 1  # still final: no retry asked for
+        await gw.aclose()
+    assert Gateway(config(srv, None, timeout_s=7)).timeout_for(local=True) == 600.0  # the default: local wins
+
+
+async def test_a_key_given_as_api_key_query_of_the_base_url_is_sent_as_the_key_not_in_the_url():
+    """`gateway.api_base.embedder=http://.../v1?api_key=K` (issue 27: every RAG question failed with a 404, the
+    client appending /embeddings after the query): the key goes as a bearer token, the URL without it."""
+    with FakeOpenAIServer(models=[QWEN]) as srv:
+        roles = {"embedder": RoleModel("openai/text-embedding-3-small", {})}
+        gw = Gateway(GatewayConfig(roles=roles, api_base={"embedder": f"{srv.base_url}?api_key=sk-query-123456"},
+                                   cache_policy="off", cache_path=None))
+        vecs = await gw.embed(["one", "two"])
+        assert len(vecs) == 2 and srv.stats.embedding_requests == 1
+        assert srv.stats.auth["Bearer sk-query-123456"] >= 1
+        await gw.aclose()
+
+
 LONG_LOG = "<observations>\nDate: Mar 3, 2026\n" + "\n".join(
     f"* 🔴 (09:{k % 60:02d}) User stated fact number {k} about their garden and the orchard" for k in range(400)
 ) + "\n</observations>"

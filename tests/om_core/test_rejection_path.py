@@ -63,12 +63,17 @@ async def test_a_looping_observer_output_leaves_messages_unobserved_and_the_turn
     assert all(r.reason == "degenerate_repetition" for r in om.rejections) and om.rejections
     later = await om.context("r", "t", T0 + timedelta(days=1))
     assert len([m for m in later.messages if m.key.startswith("msg:")]) == 28  # every message still raw
-    # the next step tries again with the same messages, and a healthy Observer then observes them all
+    # a later step tries again with the same messages once the input grew materially (item 8 of issue 27: not
+    # at every turn), and a healthy Observer then observes them all
     om.observer = ScriptedObserver()
-    at = T0 + timedelta(days=2)
-    ctx, events = await turn(om, 99, at, "mid99998 one more", "mid99999 noted")
+    for k, (at, user, assistant) in enumerate(synthetic_turns(20, words=120, seed=3, start=T0 + timedelta(days=2))):
+        ctx, events = await turn(om, 100 + k, at, user, assistant)
+        if "observe" in ctx.events + events:
+            break
     assert "observe" in ctx.events + events
     assert set(MID.findall(om.record("r", "t").active_observations)) >= {f"mid{k:05d}" for k in range(28)}
+    shown = await om.context("r", "t", T0 + timedelta(days=9))
+    assert not {m.key for m in shown.messages} & {f"msg:u{k}" for k in range(14)}  # the refused ones, observed
 
 
 async def test_a_faithful_summary_of_repetitive_input_is_not_called_degenerate():
@@ -171,3 +176,54 @@ def test_degenerate_guard_knob_is_validated():
     assert OMConfig(profile="m31").degenerate_check is True
     with pytest.raises(ConfigError, match="degenerate_guard"):
         OMConfig(degenerate_guard="yes")  # type: ignore[arg-type]
+
+
+# ---- issue 27 item 8: a refused input is not paid for again at every later turn --------------------------------
+
+class EmptyObserver(ScriptedObserver):
+    """Answers every call with nothing (refused as `empty_output`)."""
+
+    async def complete(self, messages, **params):
+        self.calls.append({"messages": messages, "params": params})
+        return Completion("")
+
+
+@pytest.mark.parametrize("profile,scope", [("m31", "thread"), ("m11", "resource"), ("m31", "resource")])
+async def test_a_refused_observation_is_retried_only_when_the_input_grew_materially(profile, scope):
+    cfg = OMConfig.from_dict({"profile": profile, "scope": scope,
+                              "observation": {"message_tokens": 1500,
+                                              **({"buffer_tokens": False} if scope == "thread" else {})}})
+    obs = EmptyObserver()
+    om = ObservationalMemory(cfg, InMemoryStorage(), obs, ScriptedReflector())
+    attempts = deferred = 0
+    turns = synthetic_turns(60, words=120)  # ~60 x 330 tokens: ~13 thresholds of history
+    for i, (at, user, assistant) in enumerate(turns):
+        calls = len(obs.calls)
+        ctx, events = await turn(om, i, at, user, assistant)
+        attempts += len(obs.calls) > calls
+        deferred += (ctx.events + events).count("observation_deferred")
+    # without the backoff every turn after the first refusal tried again (about 55 attempts); with it the
+    # required growth doubles per refusal: 750, 1500, 3000, 6000, 12000 tokens...
+    assert 2 <= attempts <= 6, attempts
+    assert deferred >= 40
+    assert om.record("r", "t").active_observations == ""
+    # a healthy Observer: once the input has grown enough, the messages are observed and the backoff clears
+    om.observer = ScriptedObserver()
+    for i, (at, user, assistant) in enumerate(synthetic_turns(80, words=120, start=T0 + timedelta(days=5))):
+        ctx, events = await turn(om, 100 + i, at, user, assistant)
+        if "observe" in ctx.events + events:
+            break
+    else:
+        pytest.fail("never observed again")
+    assert om.scope_state(om.key("r", "t")).observation_backoff.at_pending is None
+
+
+async def test_finalize_tries_a_refused_input_again_whatever_the_backoff():
+    cfg = OMConfig.from_dict({"observation": {"message_tokens": 1500, "buffer_tokens": False}})
+    obs = EmptyObserver()
+    om = ObservationalMemory(cfg, InMemoryStorage(), obs, ScriptedReflector())
+    for i, (at, user, assistant) in enumerate(synthetic_turns(8, words=120)):
+        await turn(om, i, at, user, assistant)
+    om.observer = ScriptedObserver()
+    events = await om.finalize("r", "t", T0 + timedelta(days=3))
+    assert "observe" in events and "observation_deferred" not in events

@@ -5,6 +5,7 @@ that the run's memory is unusable."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -50,9 +51,15 @@ def test_a_run_on_recorded_small_model_outputs_commits_no_memory_and_says_so(tmp
     assert set(outputs.outcome) <= {"rejected", "truncated"} and outputs.calls.sum() > 0  # nothing accepted
     assert {"copied_input"} <= set(outputs.reason)
     assert (obs_tokens == 0).all() and diag.unusable()
+    # a refused input is retried only once it grew materially (issue 27 item 8): was 106 Observer calls for 3
+    # questions, one retry per turn; now 6-8 per question
+    per_question = outputs[outputs.role == "observer"].groupby("question_id").calls.sum()
+    assert (per_question <= 10).all(), per_question.to_dict()
     print_summary(tmp_path / "bench.duckdb", [o.run_key for o in outcomes], to_log=False)
     out = capsys.readouterr().out
     assert "memory probably unusable" in out and "unpriced" in out and "the judge is not" in out
+    assert re.search(rf"refused: om: {diag.refused} Observer/Reflector outputs refused, [1-9]\d* retries of a "
+                     "refused input skipped", out)
     stats = cassette.stats()
     # every Observer request is answered by a recorded Observer output; none matches a recording exactly since the
     # packaged Observer text changed after the cassette was recorded (issue 28), so the nearest record answers

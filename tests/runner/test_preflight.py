@@ -193,3 +193,19 @@ def test_a_gateway_setting_that_applies_to_no_called_role_is_warned(tmp_path, no
     findings = list(run_checks(build_context(root), ["credentials"]))
     assert [f.level for f in findings] == ["warning"]
     assert "gateway.api_key_env.openai applies to no role" in findings[0].message
+
+
+def test_a_timeout_that_applies_to_no_role_because_every_role_is_local_is_warned(tmp_path, no_keys) -> None:
+    base = ("model.actor.model=openai/my-local-llm", "model.judge.model=offline/judge", "run_strategies=[oracle]",
+            "+gateway.api_base.actor=http://127.0.0.1:8000/v1")
+    ctx = build_context(_root(tmp_path, *base, "gateway.timeout_s=30"))
+    (f,) = run_checks(ctx, ["credentials"])
+    assert f.level == "warning" and "gateway.timeout_s=30 applies to no role" in f.message
+    assert "gateway.local_timeout_s=600 wins" in f.message and "local_timeout_s=null" in f.message
+    # null: timeout_s applies to the local server as well, nothing to warn about
+    ctx = build_context(_root(tmp_path, *base, "gateway.timeout_s=30", "gateway.local_timeout_s=null"))
+    assert list(run_checks(ctx, ["credentials"])) == []
+    # a remote role reads timeout_s
+    remote = build_context(_root(tmp_path, *base[:3], "+gateway.api_base.actor=https://u:pw-1234@llm.example.com/v1",
+                                 "gateway.timeout_s=30"))
+    assert list(run_checks(remote, ["credentials"])) == []
