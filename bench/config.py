@@ -125,6 +125,7 @@ class GatewayCfg:
     local_max_concurrency: int | None = None
     local_timeout_s: float = 600.0
     context_window: dict[str, int] = field(default_factory=dict)  # role or provider -> tokens
+    direct_providers: bool = True  # in-process providers (the offline engine) skip litellm's call machinery
 
 
 @dataclass

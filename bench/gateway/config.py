@@ -51,6 +51,9 @@ class GatewayConfig:
     local_max_concurrency: int | None = None  # None: the parallel slots the server reports (llama.cpp), else 1
     local_timeout_s: float = 600.0  # a small server may take minutes; a timed-out request is never retried there
     context_window: dict[str, int] = field(default_factory=dict)  # role or provider -> tokens (when servers don't say)
+    # in-process providers with a direct route (the offline engine) are called without litellm's machinery;
+    # False: through litellm.acompletion/aembedding like any provider (same replies, usage and records)
+    direct_providers: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.roles, Mapping) or not self.roles:
