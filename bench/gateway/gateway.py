@@ -5,8 +5,9 @@ Per call: resolve the role's model and params → response cache (content-addres
 requests share one provider call; skipped for custom providers registered with `response_cache=False`) →
 per-provider gate (RPM/TPM buckets, AIMD concurrency, Retry-After) → litellm with our retries (tenacity;
 litellm/SDK retries off), or a registered in-process provider's direct route (`CustomProvider.direct`: the
-same params, without litellm's machinery for remote providers) → usage + cost → a `CallRecord` handed to `bench.records.record_call` (the caller's
-`collect_calls()` block gets it) and a `Completion` whose `meta` carries cost, latency, cache hit and retries.
+same params, without litellm's machinery for remote providers) → usage + cost → a `CallRecord` handed to
+`bench.records.record_call` (the caller's `collect_calls()` block gets it) and a `Completion` whose `meta`
+carries cost, latency, cache hit and retries.
 
 One Gateway per event loop (its locks and buckets belong to the loop that first uses them). In-process
 providers (the offline engine) are litellm custom providers registered in `bench.gateway.providers` before the
