@@ -190,7 +190,7 @@ class Job:
             timeout_s=g.timeout_s, api_base=dict(g.api_base), api_key_env=dict(g.api_key_env),
             local_defaults=g.local_defaults, local_max_concurrency=g.local_max_concurrency,
             local_timeout_s=g.local_timeout_s, local_retry_timeouts=g.local_retry_timeouts,
-            context_window=dict(g.context_window),
+            context_window=dict(g.context_window), direct_providers=g.direct_providers,
         )
 
     def make_gateway(self) -> Gateway:

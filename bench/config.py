@@ -137,6 +137,7 @@ class GatewayCfg:
     local_timeout_s: float | None = 600.0  # wins over timeout_s for a local server; null: timeout_s applies
     local_retry_timeouts: bool = False  # true: a timed-out request to a local server is retried (max_attempts)
     context_window: dict[str, int] = field(default_factory=dict)  # role or provider -> tokens
+    direct_providers: bool = True  # in-process providers (the offline engine) skip litellm's call machinery
 
 
 @dataclass

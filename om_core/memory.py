@@ -88,6 +88,8 @@ class ObservationalMemory:
         self._scopes: dict[str, ScopeState] = {}
         self._others = OtherConversations(config.profile, self.tz, self.counter, config.obscure_thread_ids)
         self._visible_memo: dict[str, tuple[Sequence[Message], tuple[Message, ...]]] = {}
+        # resource scope: per thread, the last status and what it was computed from (`status`)
+        self._status_memo: dict[str, tuple[OMRecord, list[tuple[ThreadMeta, Sequence[Message]]], Status]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.errors: list[BaseException] = []  # background failures (logged; a turn never raises them)
         self.rejections: deque[Rejection] = deque(maxlen=REJECTIONS_KEPT)  # refused outputs, newest last
@@ -266,9 +268,18 @@ class ObservationalMemory:
             unobserved = [m for m in self.storage.list_messages(rec.resource_id, thread_id, after=rec.last_observed_at)
                           if m.id not in skip and m.role != "system"]
         else:
-            unobserved = []
             # one (cached) read: only the threads with unobserved messages, however long the history
-            for meta, stored in self.storage.list_unobserved(rec.resource_id):
+            tails = self.storage.list_unobserved(rec.resource_id)
+            hit = self._status_memo.get(thread_id)
+            # the same record and the same (thread, tail) entries, object for object (a storage with a read
+            # cache hands back its unchanged entries; records and messages are frozen): the same status, as
+            # the step checks of one turn ask it several times between writes
+            if hit is not None and hit[0] is rec and len(hit[1]) == len(tails) and \
+                    all(a is b for a, b in zip(hit[1], tails)):
+                st = hit[2]
+                return replace(st, unobserved=list(st.unobserved), others=dict(st.others))
+            unobserved = []
+            for meta, stored in tails:
                 msgs = self._visible(meta.thread_id, stored)
                 if meta.thread_id == thread_id:
                     unobserved = list(msgs)
@@ -279,7 +290,13 @@ class ObservationalMemory:
         pending = self.tokens.total(unobserved) + other_tokens
         threshold = dynamic_threshold(cfg.observation.message_tokens, cfg.reflection.observation_tokens,
                                       rec.observation_token_count, cfg.share_token_budget)
-        return Status(rec, thread_id, unobserved, others, other_text, pending, threshold)
+        st = Status(rec, thread_id, unobserved, others, other_text, pending, threshold)
+        if cfg.scope != "thread":
+            if len(self._status_memo) >= VISIBLE_MEMO_THREADS:
+                self._status_memo.clear()
+            self._status_memo[thread_id] = (rec, list(tails), replace(st, unobserved=list(unobserved),
+                                                                      others=dict(others)))
+        return st
 
     def _visible(self, thread_id: str, stored: Sequence[Message]) -> tuple[Message, ...]:
         """The stored unobserved messages without system ones, the same tuple while storage hands back the same

@@ -54,6 +54,9 @@ class GatewayConfig:
     local_timeout_s: float | None = 600.0
     local_retry_timeouts: bool = False  # True: a timed-out request to a local server is retried (max_attempts)
     context_window: dict[str, int] = field(default_factory=dict)  # role or provider -> tokens (when servers don't say)
+    # in-process providers with a direct route (the offline engine) are called without litellm's machinery;
+    # False: through litellm.acompletion/aembedding like any provider (same replies, usage and records)
+    direct_providers: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.roles, Mapping) or not self.roles:

@@ -4,8 +4,10 @@ embeddings) goes through here, on litellm.
 Per call: resolve the role's model and params → response cache (content-addressed; identical concurrent
 requests share one provider call; skipped for custom providers registered with `response_cache=False`) →
 per-provider gate (RPM/TPM buckets, AIMD concurrency, Retry-After) → litellm with our retries (tenacity;
-litellm/SDK retries off) → usage + cost → a `CallRecord` handed to `bench.records.record_call` (the caller's
-`collect_calls()` block gets it) and a `Completion` whose `meta` carries cost, latency, cache hit and retries.
+litellm/SDK retries off), or a registered in-process provider's direct route (`CustomProvider.direct`: the
+same params, without litellm's machinery for remote providers) → usage + cost → a `CallRecord` handed to
+`bench.records.record_call` (the caller's `collect_calls()` block gets it) and a `Completion` whose `meta`
+carries cost, latency, cache hit and retries.
 
 One Gateway per event loop (its locks and buckets belong to the loop that first uses them). In-process
 providers (the offline engine) are litellm custom providers registered in `bench.gateway.providers` before the
@@ -30,7 +32,7 @@ from bench.gateway.config import GatewayConfig, provider_of
 from bench.gateway.errors import ErrorInfo, GatewayError, RetryableCallError, classify, redact
 from bench.gateway.limits import AdaptiveConcurrency, ProviderGate, RateLimit, backoff_delay
 from bench.gateway.local import TOKEN_SAFETY_MARGIN, ServerDirectory, ServerInfo, is_local, scrub_url, server_token_count
-from bench.gateway.providers import check_model, provider_for
+from bench.gateway.providers import DirectModel, check_model, provider_for
 from bench.gateway.response_cache import CachedResponse, ResponseCache, request_key
 from bench.gateway.usage import cost_of, normalize_usage
 from bench.records import CallRecord, issue_number, record_call
@@ -90,6 +92,7 @@ class Gateway:
             self.cache = ResponseCache(config.cache_path or "", config.cache_policy)
         self._gates: dict[str, ProviderGate] = {}
         self._providers: dict[str, tuple[str, bool]] = {}  # model -> (provider, responses cacheable)
+        self._direct: dict[str, DirectModel | None] = {}  # provider -> its direct route (config.direct_providers)
         self._inflight: dict[str, asyncio.Future[CachedResponse | None]] = {}
         self._rng = random.Random()
         self.servers = ServerDirectory()  # self-hosted servers, probed once per base URL
@@ -227,6 +230,16 @@ class Gateway:
         info = self.servers.known(p.api_base or "")
         return info.slots if info is not None and info.slots else 1
 
+    def _direct_route(self, p: _Prepared) -> DirectModel | None:
+        """The direct route of `p`'s in-process provider (built once per gateway), or None: no such route, or
+        `direct_providers` is off, so the call goes through litellm."""
+        if not self.config.direct_providers:
+            return None
+        if p.provider not in self._direct:
+            custom = provider_for(p.model)
+            self._direct[p.provider] = custom.direct() if custom is not None and custom.direct is not None else None
+        return self._direct[p.provider]
+
     def _litellm_kwargs(self, p: _Prepared) -> dict[str, Any]:
         kw: dict[str, Any] = dict(p.params)
         kw.update(model=p.model, timeout=p.timeout, max_retries=0, drop_params=True)
@@ -273,14 +286,22 @@ class Gateway:
     async def _chat_call(self, p: _Prepared, messages: list[dict[str, Any]]) -> tuple[CachedResponse, int]:
         from bench.gateway.setup import ensure_litellm
 
-        litellm = ensure_litellm()
         kw = self._litellm_kwargs(p)
         kw["messages"] = messages
         await self._fit_context(p, messages, kw)
+        direct = self._direct_route(p)
+        if direct is not None:
+            name, params = _direct_request(p, kw)
 
-        async def attempt() -> tuple[str, Usage, str, str | None]:
-            resp = await litellm.acompletion(**kw)
-            return _parse_chat(resp)
+            async def attempt() -> tuple[str, Usage, str, str | None]:
+                r = direct.chat(name, messages, params)
+                return r.text, r.usage, r.model, r.finish_reason
+        else:
+            litellm = ensure_litellm()
+
+            async def attempt() -> tuple[str, Usage, str, str | None]:
+                resp = await litellm.acompletion(**kw)
+                return _parse_chat(resp)
 
         est = self._token_estimate(p, messages)
         (text, usage, rmodel, finish), attempts, lat = await self._with_retries(p, est, attempt)
@@ -330,14 +351,22 @@ class Gateway:
     async def _embed_call(self, p: _Prepared, batch: list[str]) -> tuple[CachedResponse, int]:
         from bench.gateway.setup import ensure_litellm
 
-        litellm = ensure_litellm()
         kw = self._litellm_kwargs(p)
         kw.pop("drop_params", None)
         kw["input"] = batch
+        direct = self._direct_route(p)
+        if direct is not None:
+            name, params = _direct_request(p, kw)
 
-        async def attempt() -> tuple[list[list[float]], Usage, str]:
-            resp = await litellm.aembedding(**kw)
-            return _parse_embedding(resp, len(batch))
+            async def attempt() -> tuple[list[list[float]], Usage, str]:
+                r = direct.embed(name, batch, params)
+                return _direct_vectors(r.vectors, len(batch)), r.usage, r.model
+        else:
+            litellm = ensure_litellm()
+
+            async def attempt() -> tuple[list[list[float]], Usage, str]:
+                resp = await litellm.aembedding(**kw)
+                return _parse_embedding(resp, len(batch))
 
         (vecs, usage, rmodel), attempts, lat = await self._with_retries(p, 0.0, attempt)
         cost = cost_of(p.model, usage)
@@ -442,6 +471,24 @@ def _routing(model: str) -> tuple[str, bool]:
     """(provider name, whether its responses may be cached) of a model."""
     custom = provider_for(model)
     return provider_of(model), custom is None or custom.response_cache
+
+
+# what a call's litellm kwargs hold besides the provider's own params (litellm hands those to a custom provider)
+_ROUTING_KW = frozenset({"model", "messages", "input", "timeout", "max_retries", "drop_params", "api_key", "api_base"})
+
+
+def _direct_request(p: _Prepared, kw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(the model name after `<provider>/`, the params) a direct route gets for the call litellm would make
+    with `kw`: the same params a litellm custom provider receives as `optional_params` (the output cap
+    already fitted to the context window)."""
+    return p.model.split("/", 1)[-1], {k: v for k, v in kw.items() if k not in _ROUTING_KW}
+
+
+def _direct_vectors(vectors: list[list[float]], n: int) -> list[list[float]]:
+    """A direct route's embeddings, checked and converted as `_parse_embedding` treats a provider's."""
+    if len(vectors) != n:
+        raise RetryableCallError(ErrorInfo("malformed", f"embedding response has {len(vectors)} vectors for {n} inputs"))
+    return [list(map(float, v)) for v in vectors]
 
 
 def _parse_chat(resp: Any) -> tuple[str, Usage, str, str | None]:

@@ -16,7 +16,9 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol
+
+from om_core.llm import Usage
 
 from bench.errors import ConfigError
 from bench.registry import Registry
@@ -41,6 +43,43 @@ def mark_loaded(lib: ModuleType) -> None:
 
 
 @dataclass(frozen=True)
+class DirectReply:
+    """A chat reply of a direct route: what the gateway reads from a litellm response (`_parse_chat`)."""
+
+    text: str
+    usage: Usage
+    model: str  # the model the provider says answered
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class DirectEmbedding:
+    vectors: list[list[float]]  # one per input, in input order
+    usage: Usage
+    model: str
+
+
+class ProviderCallError(Exception):
+    """A direct route's refusal of a request, with the HTTP status a server would answer (the gateway classifies
+    it as it classifies a provider's error: 400 is a bad request, never retried)."""
+
+    def __init__(self, status_code: int, message: str) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.message = message
+
+
+class DirectModel(Protocol):
+    """An in-process provider's direct route: its replies without litellm. `model` is the name after
+    `<provider>/`; `params` the call's params (the role's, the call's, the output cap fitted to the context
+    window). Raises ProviderCallError for a request it refuses."""
+
+    def chat(self, model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> DirectReply: ...
+
+    def embed(self, model: str, texts: list[Any], params: dict[str, Any]) -> DirectEmbedding: ...
+
+
+@dataclass(frozen=True)
 class CustomProvider:
     """A provider served in this process through litellm's `custom_provider_map`.
 
@@ -50,7 +89,10 @@ class CustomProvider:
     `response_cache=False` makes the gateway recompute every response instead of caching it (for providers
     that are deterministic, free and faster than a cache look-up; also, a change of their rules shows at
     once). `prices` maps a model name to its litellm price-map entry (`input_cost_per_token`, ... in USD per
-    token, `mode`); priced models report a known cost, others cost 0 with `cost_known=False`.
+    token, `mode`); priced models report a known cost, others cost 0 with `cost_known=False`. `direct` builds
+    the provider's `DirectModel` (called once per gateway): the gateway then calls it instead of litellm's
+    `acompletion`/`aembedding` (unless `GatewayConfig.direct_providers` is False), keeping its own caching,
+    retries, usage, cost and records; its replies must equal what the litellm handler returns.
     """
 
     name: str
@@ -58,6 +100,7 @@ class CustomProvider:
     models: tuple[str, ...] = ()
     response_cache: bool = True
     prices: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    direct: Callable[[], DirectModel] | None = None
 
     def __post_init__(self) -> None:
         if not self.name or "/" in self.name:

@@ -12,63 +12,49 @@ from typing import Any
 import litellm
 from litellm.llms.custom_llm import CustomLLM, CustomLLMError
 
-from bench.offline.embedder import DEFAULT_DIM, embed_texts
-from bench.offline.engine import (
-    EMBEDDER,
-    PROVIDER,
-    canonical_role,
-    chat_prompt_tokens,
-    completion_tokens,
-    input_tokens,
-    run_role,
-)
+from bench.gateway.providers import ProviderCallError
+from bench.offline.direct import OfflineDirect, fit_cap
 
-
-def fit_cap(text: str, cap: Any) -> tuple[str, str]:
-    """The reply and its finish reason as a server reports them: cut at `max_tokens` (o200k) with "length" when it
-    is longer, else whole with "stop"."""
-    from om_core import default_counter
-
-    if not isinstance(cap, int) or cap <= 0:
-        return text, "stop"
-    counter = default_counter()
-    ids = counter.encode(text)
-    return (text, "stop") if len(ids) <= cap else (counter.decode(ids[:cap]), "length")
+__all__ = ["OfflineLLM", "fit_cap"]
 
 
 class OfflineLLM(CustomLLM):
-    """Dry-run engine whose accuracy is not an LLM's; every response's model is `offline/<role>`.
+    """Dry-run engine whose accuracy is not an LLM's; every response's model is `offline/<role>`. Its replies are
+    `bench.offline.direct.OfflineDirect`'s (the gateway's direct route), wrapped as litellm responses.
 
     Embeddings take the provider-specific param `dim` (default 256); litellm rejects OpenAI's `dimensions`
     for custom providers."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.direct = OfflineDirect()
+
     def _respond(self, model: str, messages: list[dict[str, Any]], optional_params: dict[str, Any]) -> Any:
-        role = canonical_role(model)
         try:
-            text = run_role(role, messages, optional_params)
-        except ValueError as exc:
-            raise CustomLLMError(status_code=400, message=str(exc)) from exc
+            reply = self.direct.chat(model, messages, optional_params)
+        except ProviderCallError as exc:
+            raise CustomLLMError(status_code=exc.status_code, message=exc.message) from exc
         digest = hashlib.sha256(json.dumps(messages, sort_keys=True, default=str).encode()).hexdigest()[:16]
-        prompt = chat_prompt_tokens(messages)
-        text, finish = fit_cap(text, optional_params.get("max_tokens") or optional_params.get("max_completion_tokens"))
-        out = completion_tokens(text)
+        u = reply.usage
         return litellm.ModelResponse(
             id=f"offline-{digest}",
             created=int(time.time()),
-            model=f"{PROVIDER}/{role}",
+            model=reply.model,
             object="chat.completion",
-            choices=[{"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": text}}],
-            usage=litellm.Usage(prompt_tokens=prompt, completion_tokens=out, total_tokens=prompt + out),
+            choices=[{"index": 0, "finish_reason": reply.finish_reason,
+                      "message": {"role": "assistant", "content": reply.text}}],
+            usage=litellm.Usage(prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
+                                total_tokens=u.prompt_tokens + u.completion_tokens),
         )
 
     def _embed(self, model: str, texts: list[Any], optional_params: dict[str, Any], response: Any) -> Any:
-        if canonical_role(model) != EMBEDDER:
-            raise CustomLLMError(status_code=400, message=f"offline/{model} does not embed; use offline/{EMBEDDER}")
-        batch = [str(t) for t in texts]
-        vectors = embed_texts(batch, int(optional_params.get("dim") or DEFAULT_DIM))
-        response.data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
-        response.model = f"{PROVIDER}/{EMBEDDER}"
-        n = input_tokens(batch)
+        try:
+            got = self.direct.embed(model, texts, optional_params)
+        except ProviderCallError as exc:
+            raise CustomLLMError(status_code=exc.status_code, message=exc.message) from exc
+        response.data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(got.vectors)]
+        response.model = got.model
+        n = got.usage.prompt_tokens
         response.usage = litellm.Usage(prompt_tokens=n, completion_tokens=0, total_tokens=n)
         return response
 

@@ -30,6 +30,9 @@ class SQLiteStorage(SqlStorage):
             if not parent.is_dir():
                 raise ConfigError(f"SQLiteStorage path: folder {parent} does not exist; create it first")
         self._lock = threading.RLock()
+        # a ":memory:" database belongs to this connection alone: no other writer can commit to it, so its
+        # read cache never needs the data_version check (a statement per operation saved)
+        self._private = self.path == ":memory:"
         self._depth = 0
         self._reading = False
         try:
@@ -63,7 +66,7 @@ class SQLiteStorage(SqlStorage):
             self._depth = 1
             try:
                 # another connection's commit changes data_version: cached reads are dropped then
-                self._sync_cache(self._exec("PRAGMA data_version")[0][0])
+                self._sync_cache(self._data_version())
                 yield
             except BaseException:
                 self._conn.execute("ROLLBACK")
@@ -88,12 +91,16 @@ class SQLiteStorage(SqlStorage):
             if self._depth or self._reading:
                 yield
                 return
-            self._sync_cache(self._exec("PRAGMA data_version")[0][0])
+            self._sync_cache(self._data_version())
             self._reading = True
             try:
                 yield
             finally:
                 self._reading = False
+
+    def _data_version(self) -> int:
+        """SQLite's `data_version` (changes when another connection commits); 0 for a private in-memory db."""
+        return 0 if self._private else int(self._exec("PRAGMA data_version")[0][0])
 
     def _exec(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:

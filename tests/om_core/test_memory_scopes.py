@@ -76,3 +76,30 @@ async def test_other_threads_count_toward_pending(tmp_path):
     assert second.pending_tokens > own  # thread a's unobserved message is part of b's pending tokens
     assert first.pending_tokens < second.pending_tokens
     assert any(m.key == "om:other" for m in second.messages) is False  # no observations yet: nothing injected
+
+
+async def test_status_follows_every_write_between_two_checks(tmp_path):
+    """Resource scope remembers a thread's status while the record and every unobserved tail are the same
+    objects; a write to any thread (or a new record) between two checks is seen by the next check, and a
+    caller changing the status it got never changes the next one."""
+    cfg = OMConfig(scope="resource", observation=ObservationConfig(message_tokens=30_000),
+                   reflection=ReflectionConfig(observation_tokens=1_000_000))
+    storage = SQLiteStorage(":memory:")
+    om = ObservationalMemory(cfg, storage, ScriptedObserver(), ScriptedReflector())
+    (at, user, _), (at2, other, _) = synthetic_turns(2, words=40)
+    await om.prepare_turn("person-1", "a", [Message("u0", "user", user, at)], at)
+    rec = om.record("person-1", "a")
+    first = om.status(rec, "a")
+    assert [m.id for m in first.unobserved] == ["u0"] and not first.others
+    first.unobserved.append(Message("x", "user", "not stored", at))
+    first.others["zz"] = ()
+    again = om.status(rec, "a")
+    assert [m.id for m in again.unobserved] == ["u0"] and not again.others and again.pending == first.pending
+
+    await om.prepare_turn("person-1", "b", [Message("v0", "user", other, at2)], at2)  # another thread's write
+    seen = om.status(om.record("person-1", "a"), "a")
+    assert list(seen.others) == ["b"] and seen.pending > first.pending
+    storage.add_messages([Message("u1", "user", "one more line from the user", at2, thread_id="a",
+                                  resource_id="person-1")])
+    grown = om.status(om.record("person-1", "a"), "a")
+    assert [m.id for m in grown.unobserved] == ["u0", "u1"] and grown.pending > seen.pending
