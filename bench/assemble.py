@@ -41,7 +41,10 @@ def replay_settings(cfg: RootCfg, role_models: Mapping[str, str] | None = None) 
         actor_model=cfg.model.actor.model,
         max_input_tokens=cfg.model.actor_max_input_tokens,
         output_budget=answer_reserve(cfg.answer),
-        system_prompt=cfg.answer.system_prompt,
+        # the official reader prompt is the only message (run_generation.py sends no system message)
+        system_prompt="" if cfg.answer.prompt == "official" else cfg.answer.system_prompt,
+        reader_prompt=cfg.answer.prompt,
+        official_repo=cfg.judge.official_repo,
         method=cfg.answer.method,
         history_format=cfg.answer.history_format,
         await_background=cfg.replay.await_background,

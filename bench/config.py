@@ -75,6 +75,10 @@ class AnswerCfg:
     max_tokens: int | None = 800  # None: no cap sent (Mastra's runner sets none); the reader reserves UNCAPPED_RESERVE
     temperature: float = 0.0
     system_prompt: str = ""
+    # packaged: the project's reader sentences + system_prompt; official: run_generation.py's sentences read at
+    # run time (pinned, sha256-checked, as the judge's file), no system message (bench.benchmarks.longmemeval.
+    # official_reader)
+    prompt: str = "packaged"
 
 
 
@@ -199,6 +203,9 @@ def validate(cfg: Any) -> RootCfg:
     _check_strategies(root)
     if root.answer.method not in ("con", "direct"):
         raise ConfigError(f"answer.method={root.answer.method!r}: use 'con' or 'direct'")
+    if root.answer.prompt not in ("packaged", "official"):
+        raise ConfigError(f"answer.prompt={root.answer.prompt!r}: use 'packaged' (the project's words) or 'official' "
+                          "(LongMemEval's run_generation.py text)")
     if root.answer.history_format not in ("json", "nl"):
         raise ConfigError(f"answer.history_format={root.answer.history_format!r}: use 'json' or 'nl'")
     if root.judge.source not in ("builtin", "official"):

@@ -56,7 +56,7 @@ def opaque_resource_id(key: str | Instance) -> str:
 def strategy_context(spec: StrategySpec, models: ModelSource, counter: TokenCounter, resource_id: str) -> StrategyContext:
     """The context of one replay: only the model roles the strategy declared are wired; the params resolved once
     for the job and the benchmark's reader prompt come with it."""
-    from bench.benchmarks import get_benchmark
+    from bench.benchmarks import reader_of
 
     s = spec.settings
     chat = {r.value: models.model(r) for r in sorted(spec.roles) if r is not Role.EMBEDDER}
@@ -68,7 +68,7 @@ def strategy_context(spec: StrategySpec, models: ModelSource, counter: TokenCoun
         models=chat, embed=embed if Role.EMBEDDER in spec.roles else None, counter=counter,
         actor_model=s.actor_model, max_input_tokens=s.max_input_tokens, output_budget=s.output_budget,
         system_prompt=s.system_prompt, resource_id=resource_id, resolved=spec.resolved,
-        reader=get_benchmark(s.benchmark).reader,
+        reader=reader_of(s),
     )
 
 

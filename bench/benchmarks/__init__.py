@@ -41,6 +41,22 @@ def get_benchmark(name: str) -> Benchmark:
     return bench
 
 
+def reader_of(settings: Any) -> Any:
+    """The reader layout the replay renders (`bench.benchmarks.base.Reader`): the benchmark's, or with
+    `settings.reader_prompt == "official"` the benchmark's official text (its `official_reader(official_repo)`).
+    Raises ConfigError (one line) when the benchmark has none or it cannot be read."""
+    from bench.errors import ConfigError
+
+    bench = get_benchmark(settings.benchmark)
+    if getattr(settings, "reader_prompt", "packaged") != "official":
+        return bench.reader
+    make = getattr(bench, "official_reader", None)
+    if make is None:
+        raise ConfigError(f"answer.prompt=official: benchmark {bench.name!r} has no official reader text; use "
+                          "answer.prompt=packaged")
+    return make(settings.official_repo)
+
+
 def benchmark_of_runs(extras: Iterable[Any]) -> Benchmark:
     """The benchmark of stored runs (each run's `extra.benchmark`, a JSON text or a mapping; LongMemEval for runs
     that predate it or name none). Runs of several benchmarks, or one that cannot be loaded here, read as

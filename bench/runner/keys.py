@@ -74,7 +74,9 @@ def ingest_spec(job: Job | RootCfg, strategy: str, dataset_sha: str, endpoints: 
     if spec.cls.renders_reader_prompt:
         # the benchmark's reader prompt is cut to the Actor's window minus the answer budget: both shape the
         # prompts, and so does the prompt's own wording (its hash)
-        sha = job.benchmark.reader.reader_text_sha256(getattr(spec.params, "method", settings.method),
+        from bench.benchmarks import reader_of
+
+        sha = reader_of(settings).reader_text_sha256(getattr(spec.params, "method", settings.method),
                                                       getattr(spec.params, "history_format", settings.history_format))
         out["reader"] = {"window": settings.max_input_tokens, "output_budget": settings.output_budget,
                          "text_sha256": sha}

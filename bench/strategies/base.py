@@ -72,6 +72,8 @@ class ReplaySettings:
     turn_offset_s: float = 5.0  # seconds between consecutive messages of a session
     think_time_s: float = 0.0  # seconds from a user message (or the question) to the Actor call
     benchmark: str = "longmemeval"  # whose reader prompt strategies render (bench.benchmarks)
+    reader_prompt: str = "packaged"  # answer.prompt: "official" = the benchmark's own reader text (reader_of)
+    official_repo: str | None = None  # judge.official_repo: where the official texts are read from
     # (role, model) of the background roles, as the gateway will call them: model-dependent engine rules
     # (OM's Reflector start level) see the models actually called
     role_models: tuple[tuple[str, str], ...] = ()

@@ -49,6 +49,13 @@ class LongMemEval:
 
         return reader_prompt
 
+    def official_reader(self, official_repo: str | None = None) -> Any:
+        """The reader with run_generation.py's own sentences (`answer.prompt=official`; ConfigError, one line,
+        when the file cannot be had)."""
+        from bench.benchmarks.longmemeval.official_reader import official_reader
+
+        return official_reader(official_repo)
+
     @property
     def export(self) -> ModuleType:
         """Its official file formats (hypothesis and `.eval-results` JSONL, the metrics printout, reference

@@ -35,16 +35,17 @@ class OfficialFile:
     path: Path
     sha256: str
     origin: str  # "checkout" | "download" | "cache"
+    pinned_sha256: str = OFFICIAL_SHA256
 
     @property
     def pinned(self) -> bool:
-        return self.sha256 == OFFICIAL_SHA256
+        return self.sha256 == self.pinned_sha256
 
     def describe(self) -> str:
         """One phrase for summaries and manifests, e.g. `evaluate_qa.py @9e0b455 (pinned, sha256 ecce9c4c…)`."""
         state = f"pinned @{OFFICIAL_COMMIT[:7]}" if self.pinned else "NOT the pinned official file"
         where = f"checkout {self.path.parents[2]}" if self.origin == "checkout" else "downloaded"
-        return f"LongMemEval evaluate_qa.py ({where}, {state}, sha256 {self.sha256[:12]})"
+        return f"LongMemEval {self.path.name} ({where}, {state}, sha256 {self.sha256[:12]})"
 
 
 def cache_dir() -> Path:
@@ -56,13 +57,13 @@ def cache_dir() -> Path:
     return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "om-bench"
 
 
-def cached_path(commit: str = OFFICIAL_COMMIT) -> Path:
-    return cache_dir() / "longmemeval" / commit / OFFICIAL_REL
+def cached_path(commit: str = OFFICIAL_COMMIT, rel: str = OFFICIAL_REL) -> Path:
+    return cache_dir() / "longmemeval" / commit / rel
 
 
-def download_url(commit: str = OFFICIAL_COMMIT, base_url: str | None = None) -> str:
+def download_url(commit: str = OFFICIAL_COMMIT, base_url: str | None = None, rel: str = OFFICIAL_REL) -> str:
     base = (base_url or os.environ.get(BASE_URL_ENV) or RAW_BASE_URL).rstrip("/")
-    return f"{base}/{commit}/{OFFICIAL_REL}"
+    return f"{base}/{commit}/{rel}"
 
 
 def _sha256(data: bytes) -> str:
@@ -91,47 +92,50 @@ def _fetch(url: str, timeout_s: float) -> bytes:
     return got
 
 
-def _offline_hint(url: str, reason: str, target: Path) -> str:
-    return (f"judge.source=official: cannot download {OFFICIAL_REL} of LongMemEval @{OFFICIAL_COMMIT[:7]} "
+def _offline_hint(url: str, reason: str, target: Path, rel: str = OFFICIAL_REL,
+                  what: str = "judge.source=official") -> str:
+    return (f"{what}: cannot download {rel} of LongMemEval @{OFFICIAL_COMMIT[:7]} "
             f"from {url} ({reason}); set judge.official_repo=PATH to a local checkout "
             f"(git clone {OFFICIAL_REPO_URL}), or put the file at {target}")
 
 
 def official_file(official_repo: str | Path | None = None, *, base_url: str | None = None,
                   commit: str = OFFICIAL_COMMIT, sha256: str | None = None,
-                  timeout_s: float = DOWNLOAD_TIMEOUT_S, download: bool = True) -> OfficialFile:
+                  timeout_s: float = DOWNLOAD_TIMEOUT_S, download: bool = True, rel: str = OFFICIAL_REL,
+                  what: str = "judge.source=official") -> OfficialFile:
     """The official script: from `official_repo` (any content: a deliberate edit is the user's choice, and the
     file's hash keys the run), else from the cache, else (`download`) fetched from the pinned commit. A
     download (or a cached copy) whose sha256 is not `sha256` (default: the pinned OFFICIAL_SHA256) is rejected.
+    `rel` picks another file of the repository (with its own pinned `sha256`); `what` names the option in errors.
     Raises ConfigError with one line."""
     sha256 = sha256 or OFFICIAL_SHA256
     if official_repo is not None:
-        path = Path(official_repo).expanduser() / OFFICIAL_REL
+        path = Path(official_repo).expanduser() / rel
         if not path.is_file():
             raise ConfigError(f"{path} not found; set judge.official_repo to the root of your LongMemEval checkout "
                               f"({OFFICIAL_REPO_URL}), or leave it null to download the pinned file")
         data = path.read_bytes()
-        return OfficialFile(data.decode("utf-8"), path, _sha256(data), "checkout")
-    target = cached_path(commit)
+        return OfficialFile(data.decode("utf-8"), path, _sha256(data), "checkout", sha256)
+    target = cached_path(commit, rel)
     if target.is_file():
         data = target.read_bytes()
         if _sha256(data) == sha256:
-            return OfficialFile(data.decode("utf-8"), target, sha256, "cache")
+            return OfficialFile(data.decode("utf-8"), target, sha256, "cache", sha256)
         target.unlink()  # a damaged or foreign copy: fetch it again
-    url = download_url(commit, base_url)
+    url = download_url(commit, base_url, rel)
     if not download:
-        raise ConfigError(_offline_hint(url, "not downloaded yet", target))
+        raise ConfigError(_offline_hint(url, "not downloaded yet", target, rel, what))
     try:
         data = _fetch(url, timeout_s)
     except (OSError, urllib.error.URLError) as exc:
         reason = getattr(exc, "reason", None) or exc
-        raise ConfigError(_offline_hint(url, f"{type(exc).__name__}: {reason}", target)) from None
+        raise ConfigError(_offline_hint(url, f"{type(exc).__name__}: {reason}", target, rel, what)) from None
     got = _sha256(data)
     if got != sha256:
-        raise ConfigError(f"judge.source=official: {url} has sha256 {got[:12]}…, not the pinned {sha256[:12]}…; "
+        raise ConfigError(f"{what}: {url} has sha256 {got[:12]}…, not the pinned {sha256[:12]}…; "
                           f"refusing it (a changed or wrong file); set judge.official_repo=PATH to a checkout you trust")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(f".tmp{os.getpid()}")
     tmp.write_bytes(data)
     tmp.replace(target)  # atomic: a concurrent run sees the whole file or none
-    return OfficialFile(data.decode("utf-8"), target, got, "download")
+    return OfficialFile(data.decode("utf-8"), target, got, "download", sha256)

@@ -9,7 +9,7 @@ cache-friendly Prompt segments.
 from __future__ import annotations
 
 import json
-from typing import Literal, Sequence, cast
+from typing import Literal, Mapping, Sequence, cast
 
 from bench.data.schema import ViewSession
 
@@ -27,12 +27,14 @@ _INSTR_DIRECT = (
 )
 
 
-def instruction(method: Method = "con") -> str:
-    if method == "con":
-        return _INSTR_CON
-    if method == "direct":
-        return _INSTR_DIRECT
-    raise ValueError(f"unknown reader method {method!r}; use 'con' or 'direct'")
+def instruction(method: Method = "con", texts: Mapping[str, str] | None = None) -> str:
+    """The instruction sentence of `method`: the project's own, or `texts[method]` (e.g. the official ones,
+    bench.benchmarks.longmemeval.official_reader)."""
+    if method not in ("con", "direct"):
+        raise ValueError(f"unknown reader method {method!r}; use 'con' or 'direct'")
+    if texts is not None:
+        return texts[method]
+    return _INSTR_CON if method == "con" else _INSTR_DIRECT
 
 
 def _session_content(session: ViewSession, history_format: HistoryFormat) -> str:
@@ -66,9 +68,11 @@ def reader_prompt_parts(
     *,
     method: Method = "con",
     history_format: HistoryFormat = "json",
+    texts: Mapping[str, str] | None = None,
 ) -> list[tuple[str, str]]:
-    """Ordered (key, text) parts; sessions are rendered in the given order (callers sort by date)."""
-    parts: list[tuple[str, str]] = [("reader:instr", instruction(method) + "\n\n\nHistory Chats:\n\n")]
+    """Ordered (key, text) parts; sessions are rendered in the given order (callers sort by date); `texts`
+    replaces the instruction sentences (`instruction`)."""
+    parts: list[tuple[str, str]] = [("reader:instr", instruction(method, texts) + "\n\n\nHistory Chats:\n\n")]
     for i, s in enumerate(sessions, start=1):
         parts.append((f"sess:{s.label}", session_block(i, s, history_format)))
     if method not in ("con", "direct"):
@@ -84,15 +88,17 @@ def render_reader_prompt(
     *,
     method: Method = "con",
     history_format: HistoryFormat = "json",
+    texts: Mapping[str, str] | None = None,
 ) -> str:
     return "".join(
         t for _, t in reader_prompt_parts(
-            sessions, question, question_date_str, method=method, history_format=history_format
+            sessions, question, question_date_str, method=method, history_format=history_format, texts=texts
         )
     )
 
 
-def reader_text_sha256(method: str = "con", history_format: str = "json") -> str:
+def reader_text_sha256(method: str = "con", history_format: str = "json",
+                       texts: Mapping[str, str] | None = None) -> str:
     """Hash of the reader prompt's own text (instruction, layout, question block) for one method and format,
     rendered over a fixed two-turn session: any change of wording or layout changes it (run and ingestion keys)."""
     import hashlib
@@ -103,5 +109,5 @@ def reader_text_sha256(method: str = "con", history_format: str = "json") -> str
     probe = ViewSession("s-probe", datetime(2023, 5, 30, 23, 40), "2023/05/30 (Tue) 23:40",
                         (ViewTurn("user", "U"), ViewTurn("assistant", "A")))
     text = render_reader_prompt([probe], "Q?", "2023/06/01 (Thu) 09:00", method=cast(Method, method),
-                                history_format=cast(HistoryFormat, history_format))
+                                history_format=cast(HistoryFormat, history_format), texts=texts)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
