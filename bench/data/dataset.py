@@ -59,6 +59,8 @@ class Dataset:
     format_notes: tuple[str, ...] = ()  # what was accepted that the official format does not have (ISO dates)
     benchmark: str = "longmemeval"
     types: tuple[str, ...] = ()
+    shard: tuple[int, int] | None = None  # (i, n): the i-th of n parts of the run's questions (`shard`)
+    run_size: int | None = None  # questions of the whole run a shard belongs to (None: this dataset is the run)
     _by_id: dict[str, Instance] = field(default_factory=dict, init=False, repr=False, compare=False)
     _metas: list[QuestionMeta] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -72,6 +74,31 @@ class Dataset:
     def is_full_official(self) -> bool:
         """The whole of an official file: the only case where scores compare with published ones."""
         return self.official and self.subset_ids is None
+
+    @property
+    def planned(self) -> int:
+        """Questions of the run this dataset computes (all its shards together)."""
+        return self.run_size if self.run_size is not None else len(self)
+
+    def part(self, index: int, count: int, unit_of: Callable[[Instance], str] | None = None) -> "Dataset":
+        """The `index`-th (1-based) of `count` parts of these questions, for one run split across processes or
+        machines: isolation units (`unit_of`, None = every question its own) in order of first appearance are dealt
+        round-robin, so the parts differ by at most one unit and a unit's questions stay together. Deterministic;
+        the parts are disjoint and together hold every question. A part keeps `sha256` and `subset_ids` (the run
+        key is the whole run's: its shards merge into one run) and records `shard` and `run_size`."""
+        if not 1 <= index <= count:
+            raise DataError(f"shard {index}/{count}: write i/n with 1 <= i <= n")
+        if unit_of is None:
+            keys = [m.question_id for m in self.metas()]
+            key_of = {k: k for k in keys}
+        else:
+            key_of = {i.question_id: unit_of(i) for i in self.instances}
+            keys = list(key_of.values())
+        slot = {u: k % count for k, u in enumerate(dict.fromkeys(keys))}
+        ids = [m.question_id for m in self.metas() if slot[key_of[m.question_id]] == index - 1]
+        note = f"shard {index}/{count}: {len(ids)} of the run's {len(self)} questions"
+        return replace(self, instances=self._select(ids), shard=(index, count), run_size=self.planned,
+                       note=f"{self.note}; {note}" if self.note else note)
 
     @property
     def streamed(self) -> bool:

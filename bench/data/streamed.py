@@ -12,9 +12,9 @@ from typing import Callable, Iterable, Iterator, Sequence, overload
 from bench.data.schema import Instance
 from bench.errors import DataError
 
-# Characters of turn content a selection may hold to be kept in memory after its first pass (~ LongMemEval_S whole,
-# ~1.3 GB of RSS as Instances); larger selections are read from the file on every pass.
-KEEP_CHARS = 400_000_000
+# Characters of turn content a selection may hold to be kept in memory after its first pass (LongMemEval_S whole:
+# 244M, ~0.4 GB of RSS as Instances); larger selections are read from the file on every pass.
+KEEP_CHARS = 300_000_000
 
 
 @dataclass(frozen=True)
