@@ -272,11 +272,12 @@ def print_summary(db_path: str | Path, run_keys: list[str] | None, n_dataset: in
                   split: str | None = None, profile: str = "openai", *, to_log: bool = True) -> None:
     """Print the summary and (`to_log`) keep it in the run log."""
     from bench.runner.runlog import emit
+    from bench.runner.window_notes import window_notes
 
     rows, prof = summary_rows(db_path, run_keys, profile)
     text = format_summary(rows, prof, n_dataset, split)
     warnings = [w for r in rows if r.get("memory") is not None and (w := r["memory"].warning(r["label"]))]
-    warnings += empty_memory_warnings(db_path, rows) + working_memory_notes(db_path, rows)
+    warnings += empty_memory_warnings(db_path, rows) + working_memory_notes(db_path, rows) + window_notes(db_path, rows)
     if warnings:
         text += "\n" + "\n".join(warnings)
     emit(text) if to_log else print(text)
