@@ -48,7 +48,11 @@ def test_full_context_fits_the_window_and_says_it_cut(tmp_path: Path) -> None:
     db = tmp_path / "bench.duckdb"
     with Results(db) as res:
         assert res.samples().error.isna().all()  # fitted: every question answered
+        shares = [float(e.split("=")[1]) for e in res.turns().events.dropna() for e in e.split(",")
+                  if e.startswith("haystack_in_window=")]
+    assert len(shares) == 2 and all(0 < s < 1 for s in shares)  # one per question, at its last turn
     rows, _ = summary_rows(db)
-    assert window_notes(db, rows) == [
-        "note: full_context: 2 of 2 questions' prompts hit the Actor's window and were cut\n"
-        "  (the oldest history dropped: the answer saw only the most recent part of the haystack)"]
+    [note] = window_notes(db, rows)
+    mean = f"{100 * sum(shares) / 2:.1f}%"
+    assert note.startswith(f"note: full_context: at question time the Actor's window held {mean} of the haystack")
+    assert "2 of 2 questions cut to the window" in note and all(len(line) <= 100 for line in note.split("\n"))
