@@ -4,6 +4,7 @@ oracle file in every format (.json, .json.xz, .jsonl)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import lzma
 import os
@@ -18,12 +19,14 @@ from bench.data.streamed import StreamedQuestions
 from bench.errors import DataError
 
 ORACLE_SHA = "821a2034d219ab45846873dd14c14f12cfe7776e73527a483f9dac095d38620c"
-SUBSETS: list[dict] = [
-    {"first_n": 7},
-    {"stratified": 12, "seed": 3},
-    {"per_type": {"multi-session": 2, "knowledge-update": 1}, "seed": 1},
-    {"per_type": 1},
-    {"sample": 5, "seed": 2},
+# subset -> sha256[:16] of its ids joined by ",", as the loader before streaming chose them (commit ec28609, which
+# read the whole file and filtered Instances): the streamed selection must be the same questions
+SUBSETS: list[tuple[dict, str]] = [
+    ({"first_n": 7}, "213605ffdd55a2a4"),
+    ({"stratified": 12, "seed": 3}, "5923e93ee956ba31"),
+    ({"per_type": {"multi-session": 2, "knowledge-update": 1}, "seed": 1}, "e9e107eba53844bf"),
+    ({"per_type": 1}, "bed0deaac0a704bc"),
+    ({"sample": 5, "seed": 2}, "20d34c1ed49b68c6"),
 ]
 
 
@@ -66,8 +69,9 @@ def test_streamed_subsets_equal_the_held_ones(oracle_files: dict[str, Path], hel
     assert streamed.type_counts() == held.type_counts()
     if fmt != "jsonl":  # the hash is of the decompressed bytes: .json and .json.xz are the official file
         assert streamed.sha256 == held.sha256 == ORACLE_SHA and streamed.official and streamed.split == "oracle"
-    for kwargs in SUBSETS:
+    for kwargs, before in SUBSETS:
         a, b = held.subset(**kwargs), streamed.subset(**kwargs)
+        assert hashlib.sha256(",".join(b.subset_ids or []).encode()).hexdigest()[:16] == before, kwargs
         assert a.subset_ids == b.subset_ids and (fmt == "jsonl" or a.note == b.note), kwargs
         assert list(b) == list(a), kwargs  # the same questions, parsed from the file on demand
     ids = [held.question_ids()[k] for k in (430, 3, 251)]
