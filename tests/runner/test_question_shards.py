@@ -89,3 +89,19 @@ def test_four_shards_merged_equal_the_unsplit_run(tmp_path: Path) -> None:
     assert not diffs
     assert got[1] == want[1] and all(len(v) == 20 for v in want[1].values())
     assert merge_shards(split / "shards", split / "bench.duckdb") == 0  # merging again adds nothing
+
+
+def test_shards_of_a_sweep_are_one_run_with_one_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ombench run -m 'dataset.shard=1/2,2/2'` (any Hydra launcher, submitit included): each job writes shards in
+    its job folder; the merge makes one run, named without the shard."""
+    import bench.runner.app as app_mod
+
+    sweep = tmp_path / "sweep"
+    for i in (1, 2):
+        override = f"dataset.shard={i}/2"
+        monkeypatch.setattr(app_mod, "_is_multirun", lambda o=override, n=i: (True, sweep / f"job{n}", o))
+        run_job(compose_cfg(tmp_path, "experiment=quick", "dataset.limit=4", "run_strategies=[full_context]", override))
+    assert merge_shards(sweep, tmp_path / "bench.duckdb") == 4
+    with Results(tmp_path / "bench.duckdb") as res:
+        runs = res.runs()
+    assert len(runs) == 1 and runs.name.iloc[0] == "quick" and runs.n_questions_planned.iloc[0] == 4
