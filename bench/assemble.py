@@ -288,6 +288,14 @@ def load_data(job: Job | RootCfg) -> Dataset:
         warning = ds.coverage_warning(full, knobs=_subset_knobs(d))
         if warning:
             print(f"ombench: warning: {warning}", file=sys.stderr)
+    if d.shard:
+        from bench.config import parse_shard
+
+        i, n = parse_shard(d.shard)
+        by_question = job.benchmark.isolation_unit == "question"
+        ds = ds.part(i, n, unit_of=None if by_question else job.benchmark.unit_of)
+        print(f"ombench: note: dataset.shard={d.shard}: this job computes {len(ds)} of the run's {ds.planned} "
+              "questions", file=sys.stderr)
     return ds
 
 

@@ -47,6 +47,22 @@ class DatasetCfg:
     ids: Optional[list[str]] = None
     sample: Optional[int] = None
     seed: int = 0
+    # "i/n": this job computes the i-th (1-based) of n parts of the chosen questions; every part keeps the run key,
+    # writes Parquet shards under output.dir/shards/, and `ombench merge` makes them one run (docs/scale-out.md)
+    shard: Optional[str] = None
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`dataset.shard` "i/n" -> (i, n), 1 <= i <= n; ConfigError (one line) otherwise."""
+    left, slash, right = str(text).partition("/")
+    try:
+        i, n = int(left), int(right)
+    except ValueError:
+        i = n = 0
+    if not slash or n < 1 or not 1 <= i <= n:
+        raise ConfigError(f"dataset.shard={text!r}: write i/n with 1 <= i <= n (e.g. dataset.shard=2/4 for the second "
+                          "of four parts), or null for the whole run")
+    return i, n
 
 
 @dataclass
@@ -217,6 +233,8 @@ def validate(cfg: Any) -> RootCfg:
         raise ConfigError(f"judge.parse={root.judge.parse!r}: use {rules}")
     if root.dataset.stratified is not None and root.dataset.stratified < 1:
         raise ConfigError(f"dataset.stratified={root.dataset.stratified}: give a number of questions >= 1 (or null)")
+    if root.dataset.shard is not None:
+        parse_shard(root.dataset.shard)
     if root.output.response_cache_policy not in ("rw", "ro", "off"):
         raise ConfigError(f"output.response_cache_policy={root.output.response_cache_policy!r}: use rw, ro or off")
     if root.run.concurrency < 1:

@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Iterable
 
 from bench.data.schema import Instance
 from bench.errors import DataError
@@ -112,28 +113,34 @@ def _subset(args: argparse.Namespace) -> int:
         seed=args.seed, names={"first_n": "--first-n", "per_type": "--per-type", "ids": "--ids", "sample": "--sample",
                                "seed": "--seed"},
     )
-    raw = [instance_to_raw(i) for i in ds.instances]
     out = Path(args.out)
-    _write_json(out, raw)
+    _write_json(out, (instance_to_raw(i) for i in ds))  # one question at a time: an M subset is never held whole
     print(json.dumps({"out": str(out), "n": len(ds), "source_sha256": ds.sha256, "note": ds.note, "subset_ids": ds.subset_ids}))
     return 0
 
 
-def _write_json(out: Path, raw: list[dict]) -> None:
-    plain = out.name.removesuffix(".xz")
-    if plain.endswith(".jsonl"):
-        text = "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in raw)
-    elif plain.endswith(".json"):
-        text = json.dumps(raw, ensure_ascii=False, indent=2)
-    else:
-        raise DataError(f"{out}: unknown output type; use .json, .jsonl, .json.xz or .jsonl.xz")
-    data = text.encode("utf-8")
-    if out.name.endswith(".xz"):
-        import lzma
+def _write_json(out: Path, raw: Iterable[dict]) -> None:
+    """Questions to .json (an indented array) or .jsonl, optionally .xz, written one question at a time."""
+    import lzma
 
-        data = lzma.compress(data)
+    plain = out.name.removesuffix(".xz")
+    if not plain.endswith((".jsonl", ".json")):
+        raise DataError(f"{out}: unknown output type; use .json, .jsonl, .json.xz or .jsonl.xz")
+    lines = plain.endswith(".jsonl")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(data)
+    with (lzma.open(out, "wt", encoding="utf-8") if out.name.endswith(".xz") else out.open("w", encoding="utf-8")) as fh:
+        wrote = False  # the same bytes as json.dumps(list, indent=2)
+        if not lines:
+            fh.write("[")
+        for q in raw:
+            if lines:
+                fh.write(json.dumps(q, ensure_ascii=False) + "\n")
+            else:
+                body = json.dumps(q, ensure_ascii=False, indent=2).replace("\n", "\n  ")
+                fh.write(("," if wrote else "") + "\n  " + body)
+            wrote = True
+        if not lines:
+            fh.write("\n]" if wrote else "]")
 
 
 def _synthetic(args: argparse.Namespace) -> int:

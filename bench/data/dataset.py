@@ -6,9 +6,10 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
 from bench.data.schema import Instance
+from bench.data.streamed import QuestionMeta, StreamedQuestions, metas_of
 from bench.errors import DataError
 
 if TYPE_CHECKING:
@@ -43,9 +44,11 @@ class Dataset:
     `benchmark` names the benchmark it belongs to (bench.benchmarks); `types` its question types in the order
     summaries and per-type subsets go through them (types it does not list follow in order of appearance).
 
-    Iterate it (`for q in ds`, `len(ds)`) rather than reaching for `instances`: a later loader may stream."""
+    Iterate it (`for q in ds`, `len(ds)`) rather than reaching for `instances`: a large file's questions are a
+    `StreamedQuestions` (bench.data.streamed), read from the file on each pass; ids, types and subsets come from
+    the metadata of its first pass (`metas()`, `question_ids()`) without reading the file again."""
 
-    instances: list[Instance]
+    instances: Sequence[Instance]
     name: str
     path: Path | None
     sha256: str
@@ -56,7 +59,10 @@ class Dataset:
     format_notes: tuple[str, ...] = ()  # what was accepted that the official format does not have (ISO dates)
     benchmark: str = "longmemeval"
     types: tuple[str, ...] = ()
+    shard: tuple[int, int] | None = None  # (i, n): the i-th of n parts of the run's questions (`shard`)
+    run_size: int | None = None  # questions of the whole run a shard belongs to (None: this dataset is the run)
     _by_id: dict[str, Instance] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _metas: list[QuestionMeta] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.instances)
@@ -69,16 +75,56 @@ class Dataset:
         """The whole of an official file: the only case where scores compare with published ones."""
         return self.official and self.subset_ids is None
 
+    @property
+    def planned(self) -> int:
+        """Questions of the run this dataset computes (all its shards together)."""
+        return self.run_size if self.run_size is not None else len(self)
+
+    def part(self, index: int, count: int, unit_of: Callable[[Instance], str] | None = None) -> "Dataset":
+        """The `index`-th (1-based) of `count` parts of these questions, for one run split across processes or
+        machines: isolation units (`unit_of`, None = every question its own) in order of first appearance are dealt
+        round-robin, so the parts differ by at most one unit and a unit's questions stay together. Deterministic;
+        the parts are disjoint and together hold every question. A part keeps `sha256` and `subset_ids` (the run
+        key is the whole run's: its shards merge into one run) and records `shard` and `run_size`."""
+        if not 1 <= index <= count:
+            raise DataError(f"shard {index}/{count}: write i/n with 1 <= i <= n")
+        if unit_of is None:
+            keys = [m.question_id for m in self.metas()]
+            key_of = {k: k for k in keys}
+        else:
+            key_of = {i.question_id: unit_of(i) for i in self.instances}
+            keys = list(key_of.values())
+        slot = {u: k % count for k, u in enumerate(dict.fromkeys(keys))}
+        ids = [m.question_id for m in self.metas() if slot[key_of[m.question_id]] == index - 1]
+        note = f"shard {index}/{count}: {len(ids)} of the run's {len(self)} questions"
+        return replace(self, instances=self._select(ids), shard=(index, count), run_size=self.planned,
+                       note=f"{self.note}; {note}" if self.note else note)
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the questions are read from the file on each pass (a file too large to hold)."""
+        return isinstance(self.instances, StreamedQuestions)
+
+    def metas(self) -> list[QuestionMeta]:
+        """(id, type, content characters) of every question, in file order, without reading a streamed file."""
+        if self._metas is None:
+            self._metas = metas_of(self.instances)
+        return self._metas
+
+    def question_ids(self) -> list[str]:
+        return [m.question_id for m in self.metas()]
+
     def get(self, question_id: str) -> Instance:
+        if question_id not in {m.question_id for m in self.metas()}:
+            raise DataError(f"{self.path or self.name}: question {question_id}: not in this dataset; check the id")
+        if isinstance(self.instances, StreamedQuestions):
+            return self.instances.restrict([question_id])[0]
         if not self._by_id:
             self._by_id = {i.question_id: i for i in self.instances}
-        try:
-            return self._by_id[question_id]
-        except KeyError:
-            raise DataError(f"{self.path or self.name}: question {question_id}: not in this dataset; check the id") from None
+        return self._by_id[question_id]
 
     def type_counts(self) -> dict[str, int]:
-        counts = Counter(i.question_type for i in self.instances)
+        counts = Counter(m.question_type for m in self.metas())
         return {t: counts[t] for t in self._type_order(counts) if counts[t]}
 
     def _type_order(self, counts: Mapping[str, int]) -> list[str]:
@@ -104,7 +150,7 @@ class Dataset:
         for the Hugging Face API (map, filter, to_pandas, push_to_hub); `answer` is a string there."""
         from bench.benchmarks.longmemeval.hub import to_hf_dataset
 
-        return to_hf_dataset(self.instances, self.name)
+        return to_hf_dataset(list(self.instances), self.name)
 
     def subset(
         self,
@@ -125,7 +171,7 @@ class Dataset:
         in errors and in the subset's note."""
         source = str(self.path or self.name)
         name = {k: k for k in ("first_n", "per_type", "ids", "sample", "seed", "stratified")} | dict(names or {})
-        chosen = list(self.instances)
+        chosen = self.metas()
         # empty `ids` / `per_type` mapping mean "no filter" (config defaults), never "select nothing"
         ids = list(ids) if ids else None
         if per_type is not None and not isinstance(per_type, int) and not per_type:
@@ -177,10 +223,17 @@ class Dataset:
         how = ", ".join(f"{name[k]}={v}" for k, v in given.items() if v is not None)
         if per_type is not None or sample is not None or stratified is not None:
             how += f", {name['seed']}={seed}"
-        note = f"subset of {len(chosen)}/{len(self.instances)} questions ({how})"
+        note = f"subset of {len(chosen)}/{len(self)} questions ({how})"
         return replace(
             self,
-            instances=chosen,
-            subset_ids=[i.question_id for i in chosen],
+            instances=self._select([m.question_id for m in chosen]),
+            subset_ids=[m.question_id for m in chosen],
             note=f"{self.note}; {note}" if self.note else note,
         )
+
+    def _select(self, ids: list[str]) -> Sequence[Instance]:
+        """These questions (ids in file order), held as this dataset holds its own (in memory, or streamed)."""
+        if isinstance(self.instances, StreamedQuestions):
+            return self.instances.restrict(ids)
+        keep = set(ids)
+        return [i for i in self.instances if i.question_id in keep]

@@ -76,7 +76,8 @@ def run_job(cfg: Any) -> list[RunOutcome]:
     multirun, job_dir, overrides = _is_multirun()
     if multirun:
         # jobs of one sweep share the experiment name: their overrides tell them apart in tables and plots
-        swept = ",".join(o for o in overrides.split(",") if o and not o.startswith("experiment=")
+        # shards of one run (dataset.shard=i/n) are one run: the shard does not name it
+        swept = ",".join(o for o in overrides.split(",") if o and not o.startswith(("experiment=", "dataset.shard="))
                          and not _holds_secret(o))
         root.experiment_name = f"{root.experiment_name}[{swept}]" if swept else root.experiment_name
     tally = _Tally()
@@ -85,7 +86,8 @@ def run_job(cfg: Any) -> list[RunOutcome]:
     except KeyboardInterrupt:
         raise Interrupted(tally.interrupted_line(root.output.db)) from None
     except StorageFailure as exc:  # one line: what failed, what is stored, what to do
-        where = str(job_dir / "shards") if multirun and job_dir is not None else root.output.db
+        where = (str(job_dir / "shards") if multirun and job_dir is not None
+                 else str(shard_folder(root)) if root.dataset.shard else root.output.db)
         raise exc.with_safe(tally.stored_clause(where)) from None
 
 
@@ -164,7 +166,18 @@ def open_sink(root: RootCfg, multirun: bool, job_dir: Path | None) -> ResultSink
     if multirun and job_dir is not None:
         # jobs of a sweep may run in parallel processes: each writes Parquet shards, merged at the end
         return SweepSink(job_dir / "shards", root.output.db)
+    if root.dataset.shard:
+        # one part of a run split across processes or machines: Parquet shards, merged by `ombench merge`
+        return SweepSink(shard_folder(root), root.output.db)
     return Store(root.output.db)
+
+
+def shard_folder(root: RootCfg) -> Path:
+    """Where a `dataset.shard=i/n` job (not a sweep) writes its Parquet shards: output.dir/shards/part-i-of-n."""
+    from bench.config import parse_shard
+
+    i, n = parse_shard(str(root.dataset.shard))
+    return Path(root.output.dir) / "shards" / f"part-{i}-of-{n}"
 
 
 async def _run(job: Job, raw: dict[str, Any], multirun: bool, job_dir: Path | None,
@@ -200,13 +213,19 @@ async def _run(job: Job, raw: dict[str, Any], multirun: bool, job_dir: Path | No
             # else closing the file that failed: the failure that matters is already on its way
     from bench.runner.digest import print_digest
 
-    if not multirun:
+    if not multirun and root.dataset.shard:
+        from bench.store.shards import merge_command
+
+        print(f"shard {root.dataset.shard}: {sum(o.computed for o in outcomes)} questions written to "
+              f"{shard_folder(root)}; when every shard has finished: "
+              f"{merge_command(Path(root.output.dir) / 'shards', root.output.db)}")
+    elif not multirun:
         from bench.runner.summary import print_summary
 
         print_summary(root.output.db, [o.run_key for o in outcomes], n_dataset=len(ds), split=ds.split,
                       profile=root.output.report_profile, failures=False)  # the digest says them
     print_digest(job, ds, outcomes, tally.errors if tally is not None else [])
-    if not multirun and root.output.report:
+    if not multirun and root.output.report and not root.dataset.shard:
         from bench.report import write_report
 
         write_report(root.output.db, root.output.report_dir, profile=root.output.report_profile)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from bench.assemble import SECOND_JUDGE, SUBSET_KEYS, Job, data_source, load_data  # noqa: F401 (re-exported)
 from bench.config import RootCfg
@@ -103,7 +103,7 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
     retry = sink.errored_ids(key) & done  # a failed call (rate limit, outage) is retried on the next run
     done -= retry
     n_total = len(ds)
-    todo_ids = {q.question_id for q in ds if q.question_id not in done}
+    todo_ids = {qid for qid in ds.question_ids() if qid not in done}
     j = job.judge
     judge = Judge(gateway.model(Role.JUDGE), template_set=j.templates, repeats=j.repeats, model_name=j.model,
                   parse=j.parse, source=j.source, benchmark=job.benchmark)
@@ -123,16 +123,14 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
     budget = budget or Budget(cfg.run.max_usd)
     out = RunOutcome(key, strategy, n_total, 0, n_total - len(todo_ids), 0)
     progress.start_run(strategy, total=n_total, done=out.skipped)
-    # every question of the dataset is grouped, not only those left: a unit's replay is the same on every run
-    queue: asyncio.Queue[Unit] = asyncio.Queue()
-    for unit in units_of(job.benchmark, ds, alone=spec.cls.uses_oracle_view):
-        if any(q.question_id in todo_ids for q in unit.questions):
-            queue.put_nowait(unit)
+    # every question of the dataset is grouped, not only those left: a unit's replay is the same on every run.
+    # Units are taken one at a time as workers free up: a streamed dataset (M) holds only the units in flight.
+    queue = _Units(u for u in units_of(job.benchmark, ds, alone=spec.cls.uses_oracle_view)
+                   if any(q.question_id in todo_ids for q in u.questions))
     left = [0]  # questions of units taken off the queue that were not started (budget)
 
     def drain() -> None:
-        while not queue.empty():
-            queue.get_nowait()
+        queue.drop()
 
     def stop_if_fatal(kind: str | None, text: str) -> None:
         # a missing key, an exhausted quota or an unknown model fails every later question the same way
@@ -202,16 +200,12 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
 
     async def worker() -> None:
         # a fixed pool of workers pulls units: bounded concurrency, no coroutine per question
-        while not queue.empty():
-            try:
-                unit = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
+        while (unit := queue.take()) is not None:
             await run_unit(unit)
             if budget.stopped:
                 return
 
-    await asyncio.gather(*(worker() for _ in range(min(cfg.run.concurrency, max(1, queue.qsize())))))
+    await asyncio.gather(*(worker() for _ in range(min(cfg.run.concurrency, max(1, len(todo_ids))))))
     if out.storage_failure is not None:
         progress.end_run(strategy)
         try:
@@ -219,8 +213,7 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
         except StorageFailure:
             pass  # the file that failed may refuse this too; the run's rows say what was stored
         raise out.storage_failure
-    out.not_started = left[0] + sum(sum(1 for q in u.questions if q.question_id in todo_ids)
-                                    for u in _drained(queue))
+    out.not_started = left[0] + queue.untaken(todo_ids)
     stop = f"error: {out.stopped}" if out.stopped else "budget: run.max_usd reached" if out.not_started else None
     sink.finish_run(key, status="stopped" if stop else "finished", notes=run_notes(out, stop))
     progress.end_run(strategy)
@@ -230,8 +223,28 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
     return out
 
 
-def _drained(queue: asyncio.Queue[Unit]) -> list[Unit]:
-    units = []
-    while not queue.empty():
-        units.append(queue.get_nowait())
-    return units
+class _Units:
+    """The units left to compute, taken one at a time by the workers (never all read at once: a streamed dataset
+    parses a unit when a worker takes it). `drop()` ends the queue (a run-fatal error); `untaken` counts the
+    questions of `todo` in units never taken, unless the queue was dropped."""
+
+    def __init__(self, units: Iterator[Unit]) -> None:
+        self._units: Iterator[Unit] | None = units
+        self._taken: set[str] = set()
+        self._dropped = False
+
+    def take(self) -> Unit | None:
+        if self._units is None:
+            return None
+        unit = next(self._units, None)
+        if unit is None:
+            self._units = None
+            return None
+        self._taken.update(q.question_id for q in unit.questions)
+        return unit
+
+    def drop(self) -> None:
+        self._units, self._dropped = None, True
+
+    def untaken(self, todo: set[str]) -> int:
+        return 0 if self._dropped else len(todo - self._taken)

@@ -61,7 +61,7 @@ def build_manifest(job: Job, ds: Dataset, strategy: str, key: str, raw_cfg: dict
         run_key=key, name=cfg.experiment_name, strategy=strategy, config=redact(raw_cfg),
         git_commit=commit, git_dirty=dirty, package_versions=package_versions(),
         dataset_name=ds.name, dataset_sha256=ds.sha256, dataset_split=ds.split,
-        n_questions_planned=len(ds), tokenizer=TOKENIZER, price_map_version=price_map_label(prices),
+        n_questions_planned=ds.planned, tokenizer=TOKENIZER, price_map_version=price_map_label(prices),
         actor_model=cfg.model.actor.model, judge_model=cfg.model.judge.model,
         extra={"spec": redact(run_spec(job, strategy, ds.sha256, ds.subset_ids)), "dataset_official": ds.official,
                "benchmark": cfg.dataset.benchmark, "isolation_unit": job.benchmark.isolation_unit,

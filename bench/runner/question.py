@@ -212,11 +212,13 @@ async def answer_question(inst: Instance, got: Ingested, restored: bool, env: Qu
     judgment: Judgment | None = None
     second: Judgment | None = None
     with collect_calls() as answer_calls:
+        error = past_window(qprompt, cfg.model.actor_max_input_tokens, cfg.answer.max_tokens, env.strategy.name)
         try:
-            hypothesis, _ = await answer_call(
-                env.gateway.model(Role.ACTOR), qprompt, max_tokens=cfg.answer.max_tokens,
-                temperature=cfg.answer.temperature,
-            )
+            if error is None:
+                hypothesis, _ = await answer_call(
+                    env.gateway.model(Role.ACTOR), qprompt, max_tokens=cfg.answer.max_tokens,
+                    temperature=cfg.answer.temperature,
+                )
         except GatewayError as exc:
             error = f"answer: {exc}"
         if error is None:
@@ -256,6 +258,23 @@ async def answer_question(inst: Instance, got: Ingested, restored: bool, env: Qu
         retrieval=env.job.benchmark.retrieval_rows(inst, qprompt.meta, unit_key),
         outputs=got.outputs,
     )
+
+
+def past_window(prompt: Prompt, window: int, answer_tokens: int, strategy: str) -> str | None:
+    """The Actor-window contract: a question-time prompt whose tokens (default rendering, bench.render) plus the
+    answer budget pass the Actor's window is never sent; the question is stored failed with this reason (kind
+    `context_window`, not run-fatal), counted in the summary. None when it fits."""
+    from bench.render import token_count
+
+    tokens = token_count(prompt)
+    if tokens + answer_tokens <= window:
+        return None
+    return (f"answer: {CONTEXT_WINDOW}: the question prompt of {tokens:,} tokens and the {answer_tokens:,}-token answer "
+            f"pass the Actor's window (model.actor_max_input_tokens={window:,}); not sent: {strategy} must fit its "
+            "prompt to the window")
+
+
+CONTEXT_WINDOW = "context_window"  # the error kind of a question whose prompt passed the Actor's window
 
 
 def priced_call(row: CallRow, pricing: CachePricing, actor_model: str) -> CallRow:

@@ -36,6 +36,10 @@ class FullContextParams:
     history_format: Literal["json", "nl"] = "json"
 
 
+# question-turn event `haystack_in_window=0.1234`: the share of the haystack's tokens the question prompt held
+HAYSTACK_IN_WINDOW = "haystack_in_window"
+
+
 @dataclass
 class _Cut:
     start: int  # first finished session kept (drop_oldest) or number kept whole (keep_head)
@@ -103,7 +107,10 @@ class FullContextStrategy(StrategyBase):
 
     async def question_prompt(self, question: str, question_date: datetime, question_date_str: str) -> Prompt:
         self._close()
-        prompt, _ = self._render(tail=[], tail_tokens=0, new=None)
+        prompt, cut = self._render(tail=[], tail_tokens=0, new=None)
+        share = self._share_in_window(cut)
+        if share < 1.0:  # the summary says how much of the haystack the answer could see (bench.runner.window_notes)
+            prompt.meta["events"] = [*prompt.meta.get("events", []), f"{HAYSTACK_IN_WINDOW}={share:.4f}"]
         prompt.add(
             "user",
             self.reader.question_block(question, question_date_str, self.p.method),
@@ -157,6 +164,18 @@ class FullContextStrategy(StrategyBase):
             cut = 0 if cut < 0 else cut + len(_CONTENT_MARK)
             hit = self._blocks[(s.label, i)] = (text[:cut], text[cut:])
         return hit
+
+    def _share_in_window(self, cut: _Cut) -> float:
+        """Share (0-1) of the finished sessions' tokens that the prompt of `cut` holds."""
+        toks = self._closed_tokens
+        total = sum(toks)
+        if not total:
+            return 1.0
+        if self.p.truncation == "keep_head":
+            kept = sum(toks[: cut.start]) + max(0, cut.partial_tokens)
+        else:
+            kept = sum(toks[cut.start :])
+        return min(1.0, kept / total)
 
     def _choose(self, avail: int) -> _Cut:
         """Which finished sessions fit in `avail` tokens."""

@@ -9,10 +9,9 @@ named as OpenAI names it (`gpt-4o-2024-08-06`, which print_qa_metrics.py asserts
 from __future__ import annotations
 
 import json
-import lzma
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from bench.errors import DataError, UserError
 from bench.benchmarks.longmemeval.rules import (
@@ -33,38 +32,20 @@ class RefItem:
     answer: str | int
 
 
-def _read_text(path: Path) -> str:
-    if path.suffix == ".xz":
-        return lzma.decompress(path.read_bytes()).decode("utf-8")
-    if path.suffix == ".gz":
-        import gzip
+def iter_records(path: str | Path) -> Iterator[Any]:
+    """The records of a JSONL file, a JSON array or one JSON object, one at a time (the official scripts accept all
+    of them; bench.benchmarks.longmemeval.stream, so a reference file as large as LongMemEval_M is never held)."""
+    from bench.benchmarks.longmemeval.stream import iter_values
 
-        return gzip.decompress(path.read_bytes()).decode("utf-8")
-    return path.read_text(encoding="utf-8")
-
-
-def read_records(path: str | Path) -> list[dict[str, Any]]:
-    """JSONL, or a JSON array (the official scripts accept both)."""
     p = Path(path).expanduser()
     if not p.is_file():
         raise UserError(f"{p}: file not found; check the path")
-    text = _read_text(p)
-    try:
-        data = json.loads(text)
-        if isinstance(data, list):
-            return data
-        if isinstance(data, dict):
-            return [data]
-    except ValueError:
-        pass
-    out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{p}:{n}: not JSON ({exc.msg}); expected one JSON object per line") from exc
-    return out
+    yield from iter_values(p, one_object_ok=True)
+
+
+def read_records(path: str | Path) -> list[dict[str, Any]]:
+    """JSONL, or a JSON array (the official scripts accept both): hypothesis and `.eval-results` files."""
+    return list(iter_records(path))
 
 
 def load_reference(ref: str | Path) -> dict[str, RefItem]:
@@ -74,12 +55,12 @@ def load_reference(ref: str | Path) -> dict[str, RefItem]:
 
     try:
         ds = load_dataset(ref)
-        return {i.question_id: RefItem(i.question_id, i.question_type, i.question, i.answer) for i in ds.instances}
+        return {i.question_id: RefItem(i.question_id, i.question_type, i.question, i.answer) for i in ds}
     except UserError:
         if not Path(str(ref)).expanduser().is_file():
             raise
     out: dict[str, RefItem] = {}
-    for r in read_records(ref):  # plain reading: also accepts trimmed reference files
+    for r in iter_records(ref):  # plain reading: also accepts trimmed reference files
         try:
             out[str(r["question_id"])] = RefItem(str(r["question_id"]), r["question_type"], r.get("question", ""), r.get("answer", ""))
         except (KeyError, TypeError) as exc:

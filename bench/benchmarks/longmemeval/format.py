@@ -164,12 +164,7 @@ def parse_instances(raw: Any, source: str, stats: ParseStats | None = None) -> l
         raise DataError(f"{source}: the file holds a JSON {_type_name(raw)}, not an array of questions; use the LongMemEval .json (array) or .jsonl (one question per line) format")
     if not raw:
         raise DataError(f"{source}: the file holds no questions; point at a LongMemEval file with at least one question")
-    first = raw[0]
-    if isinstance(first, dict) and not {"question_id", "haystack_sessions", "question"} & set(first):
-        keys = ", ".join(sorted(map(str, first))[:6])
-        raise DataError(f"{source}: not LongMemEval: its first entry has none of question_id, question, "
-                        f"haystack_sessions (it has {keys}); give a LongMemEval file or the matching benchmark "
-                        "(dataset.benchmark=...)")
+    check_first_entry(raw[0], source)
     out: list[Instance] = []
     seen: set[str] = set()
     for index, item in enumerate(raw):
@@ -179,6 +174,15 @@ def parse_instances(raw: Any, source: str, stats: ParseStats | None = None) -> l
         seen.add(inst.question_id)
         out.append(inst)
     return out
+
+
+def check_first_entry(first: Any, source: str) -> None:
+    """Refuse a file of another benchmark by its first entry (a dict with none of LongMemEval's keys)."""
+    if isinstance(first, dict) and not {"question_id", "haystack_sessions", "question"} & set(first):
+        keys = ", ".join(sorted(map(str, first))[:6])
+        raise DataError(f"{source}: not LongMemEval: its first entry has none of question_id, question, "
+                        f"haystack_sessions (it has {keys}); give a LongMemEval file or the matching benchmark "
+                        "(dataset.benchmark=...)")
 
 
 def instance_to_raw(inst: Instance) -> dict[str, Any]:

@@ -1,25 +1,25 @@
 """Find, read, hash and validate a LongMemEval file: explicit path -> mirror folder -> HF hub (pinned revision).
 
-Parsing is plain `json`, not `datasets.load_dataset("json")`: LongMemEval's `answer` is a str or an int, which an
+Files are streamed one question at a time (bench.benchmarks.longmemeval.stream, `ijson`), not
+`datasets.load_dataset("json")`: LongMemEval's `answer` is a str or an int, which an
 Arrow schema rejects (`Dataset.to_hf()` gives a `datasets.Dataset` with the answer as text).
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import json
-import lzma
 import os
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator, Sequence
 
 from bench.benchmarks.longmemeval import hub
 from bench.benchmarks.longmemeval.rules import QUESTION_TYPES
 from bench.data.dataset import Dataset
 from bench.data.schema import Instance
-from bench.benchmarks.longmemeval.format import ParseStats, parse_instances
+from bench.benchmarks.longmemeval.format import ParseStats, check_first_entry, parse_instance
+from bench.benchmarks.longmemeval.stream import SUFFIXES, iter_values, suffix_of
+from bench.data.streamed import KEEP_CHARS, QuestionMeta, Reader, StreamedQuestions, content_chars
 from bench.errors import DataError
 
 DATA_DIR_ENV = "LONGMEMEVAL_DATA_DIR"
@@ -53,17 +53,17 @@ KNOWN_SHA256: dict[str, KnownFile] = {
 }
 
 
-def infer_split(instances: list[Instance]) -> str:
-    """For a file whose hash is not known: judge by haystack size (oracle 1-6 sessions, S ~48, M ~500)."""
-    if not instances:
+def infer_split(n_sessions: int, n_questions: int) -> str:
+    """For a file whose hash is not known: judge by haystack size (oracle 1-6 sessions, S ~48, M ~500), from the
+    total sessions of its `n_questions` questions."""
+    if not n_questions:
         return "unknown"
-    avg = sum(len(i.sessions) for i in instances) / len(instances)
+    avg = n_sessions / n_questions
     if avg <= 6:
         return "oracle-like"
     return "S-like" if avg <= 150 else "M-like"
 
 
-SUFFIXES = (".json", ".json.xz", ".json.gz", ".jsonl", ".jsonl.xz", ".jsonl.gz")
 
 
 def load_dataset(name_or_path: str | Path, data_dir: str | Path | None = None) -> Dataset:
@@ -95,85 +95,80 @@ def load_dataset(name_or_path: str | Path, data_dir: str | Path | None = None) -
     raise DataError(f"unknown dataset {text!r}: give a path to a .json/.json.xz/.jsonl file or one of {', '.join(KNOWN_NAMES)}, synthetic")
 
 
-def read_dataset(path: str | Path, name: str | None = None) -> Dataset:
-    """Read, hash (decompressed bytes), validate, and label one file."""
+def read_dataset(path: str | Path, name: str | None = None, *, keep_chars: int = KEEP_CHARS) -> Dataset:
+    """Read, hash (decompressed bytes, in chunks), validate and label one file, one question at a time.
+
+    Every question is parsed and validated once (same one-line errors as before); the file's questions are kept in
+    memory when their turns hold at most `keep_chars` characters (oracle, S), else only their (id, type, size) are
+    kept and the questions are read from the file again on each pass (`StreamedQuestions`: M, 2.6 GB), parsing
+    only those a subset chose. Raises DataError for a missing, unreadable or malformed file."""
     path = Path(path)
-    data = read_bytes(path)
-    digest = hashlib.sha256(data).hexdigest()
-    raw = decode_json(data, path)
+    source = str(path)
+    hasher = hashlib.sha256()
     stats = ParseStats()
-    instances = parse_instances(raw, str(path), stats)
+    metas: list[QuestionMeta] = []
+    held: list[Instance] | None = []
+    seen: set[str] = set()
+    sessions = chars = 0
+    for index, raw in enumerate(iter_values(path, hasher)):
+        if index == 0:
+            check_first_entry(raw, source)
+        inst = parse_instance(raw, source, index, stats)
+        del raw
+        if inst.question_id in seen:
+            raise DataError(f"{source}: question {inst.question_id}: field 'question_id' is duplicated; every question id must be unique")
+        seen.add(inst.question_id)
+        size = content_chars(inst)
+        metas.append(QuestionMeta(inst.question_id, inst.question_type, size))
+        sessions, chars = sessions + len(inst.sessions), chars + size
+        if held is not None:
+            held.append(inst)
+            if chars > keep_chars:
+                held = None  # too large to hold: read again on each pass
+    if not metas:
+        raise DataError(f"{source}: the file holds no questions; point at a LongMemEval file with at least one question")
+    digest = hasher.hexdigest()
     known = KNOWN_SHA256.get(digest)
     if known is not None:
         split, official, note = known.split, known.official, known.note
     else:
-        split, official = infer_split(instances), False
+        split, official = infer_split(sessions, len(metas)), False
         note = f"sha256 is not an official LongMemEval file; split {split!r} inferred from haystack sizes"
     notes = stats.notes()
     if notes:
         note = "; ".join([note, *notes]) if note else "; ".join(notes)
+    instances: Sequence[Instance] = held if held is not None else StreamedQuestions(
+        metas, _reader(path), source=source, keep_chars=keep_chars)
     return Dataset(instances=instances, name=name or _stem(path), path=path, sha256=digest, official=official,
                    split=split, note=note, format_notes=notes, types=QUESTION_TYPES)
 
 
-def read_bytes(path: Path) -> bytes:
+def _reader(path: Path) -> Reader:
+    """Re-reads `path` for a StreamedQuestions: parses only the wanted questions; refuses a file changed since."""
+    source = str(path)
+    stamp = _stamp(path)
+
+    def read(wanted: frozenset[str]) -> Iterator[Instance]:
+        if _stamp(path) != stamp:
+            raise DataError(f"{source}: changed since it was loaded (size or modification time); restore it or start "
+                            "the command again")
+        for index, raw in enumerate(iter_values(path)):
+            if isinstance(raw, dict) and raw.get("question_id") in wanted:
+                yield parse_instance(raw, source, index)
+
+    return read
+
+
+def _stamp(path: Path) -> tuple[int, int]:
     try:
-        if path.name.endswith(".xz"):
-            with lzma.open(path) as fh:
-                return fh.read()
-        if path.name.endswith(".gz"):
-            with gzip.open(path) as fh:
-                return fh.read()
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise DataError(f"{path}: file not found; check the path") from None
-    except (lzma.LZMAError, gzip.BadGzipFile, EOFError) as exc:
-        raise DataError(f"{path}: cannot decompress ({exc}); re-download the file or give the uncompressed .json") from None
+        st = path.stat()
     except OSError as exc:
         raise DataError(f"{path}: cannot read ({exc.strerror or exc}); check the path and its permissions") from None
-
-
-def decode_json(data: bytes, path: Path) -> Any:
-    """A JSON array, or JSONL (one question per line): the official loaders accept both."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text at byte {exc.start}; LongMemEval files are UTF-8 JSON") from None
-    if _stem_suffix(path).startswith(".jsonl"):
-        return _decode_jsonl(text, path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        if not text.lstrip().startswith("["):
-            try:  # a .json holding one question per line, as the official loaders tolerate
-                return _decode_jsonl(text, path)
-            except DataError:
-                pass
-        raise DataError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); fix or re-download the file") from None
-
-
-def _decode_jsonl(text: str, path: Path) -> list[Any]:
-    out = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path}: invalid JSON on line {lineno} ({exc.msg}); each line of a .jsonl file must be one question object") from None
-    return out
-
-
-def _stem_suffix(path: Path) -> str:
-    name = path.name
-    for suffix in sorted(SUFFIXES, key=len, reverse=True):
-        if name.endswith(suffix):
-            return suffix
-    return path.suffix
+    return st.st_size, st.st_mtime_ns
 
 
 def _stem(path: Path) -> str:
-    suffix = _stem_suffix(path)
+    suffix = suffix_of(path)
     return path.name[: -len(suffix)] if suffix and path.name.endswith(suffix) else path.name
 
 
