@@ -189,7 +189,9 @@ def actor_view(messages: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
     1.1.0 one system message holding the <observations> block. Raw messages are the non-system messages after the
     continuation reminder (a user message starting "<system-reminder>"), or all when there is none, without
     trailing newlines (@mastra/core 1.2.0 drops an assistant message's trailing newline when it stores the message,
-    after its Actor saw it; om_core is given the stored text, as Mastra's Observer was).
+    after its Actor saw it; om_core is given the stored text, as Mastra's Observer was). A user message "." that
+    @mastra/core 1.68 puts before a history starting with an assistant message (a provider-compatibility step of the
+    agent, not OM's) is dropped from Mastra's side.
     """
     texts = [(m["role"], joined(m.get("content")), m.get("key")) for m in messages]
     system = "\n".join(t for r, t, _ in texts if r == "system")
@@ -206,6 +208,8 @@ def actor_view(messages: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
         rest = [(r, t) for r, t, _ in texts if r != "system"]
         cut = next((i + 1 for i, (r, t) in enumerate(rest) if r == "user" and t.startswith("<system-reminder>")), 0)
         raw = [f"{r}: {t.rstrip(chr(10))}" for r, t in rest[cut:]]
+        if len(raw) > 1 and raw[0] == "user: ." and raw[1].startswith("assistant: "):
+            raw = raw[1:]  # @mastra/core 1.68's placeholder before a history that starts with an assistant message
     if not chunks and "<observations>" in system and "</observations>" in system:
         i = system.find("<observations>")
         chunks = [system[i:system.find("</observations>", i) + len("</observations>")]]
