@@ -162,7 +162,7 @@ const engine = await memory.omEngine;
 const agent = new Agent({
   id: 'prep-agent',
   name: 'Prep Agent',
-  instructions: 'You are a helpful assistant. Process and store conversation history.',
+  instructions: 'Replay agent (its instructions are not compared).',
   model: mockActor,
   memory,
 });
@@ -240,7 +240,7 @@ const qAgent = new Agent({
   id: 'longmemeval-agent',
   name: 'LongMemEval Agent',
   model: provider.chatModel('fake-actor'),
-  instructions: 'You are a helpful assistant with access to extensive conversation history. \nWhen answering questions, carefully review the conversation history to identify and use any relevant user preferences, interests, or specific details they have mentioned.',
+  instructions: 'Answer the question from the conversation history (not compared: own words, not the runner\'s).',
   memory: qMemory,
 });
 // run.ts's DateInjector rewrites the question to the official format; it is sent pre-rewritten here
