@@ -52,7 +52,7 @@ endif
 
 # The conformance suite (docs/conformance.md): the real @mastra/memory 1.1.0 and 1.31.0 (npm ci from the committed
 # lockfiles in conformance/mastra-*/; needs Node 20+ and npm) and om_core on the same LongMemEval question, against
-# a local fake model. About 1 minute for the oracle cases; CONFORMANCE_S=1 adds LongMemEval_S (about 7 minutes).
+# a local fake model. About 35 s for the oracle cases (+1 min for npm ci); CONFORMANCE_S=1 adds LongMemEval_S (3-7 min).
 conformance: $(STAMP)
 ifneq ($(PERF_DATA),)
 	LONGMEMEVAL_DATA_DIR=$(abspath $(PERF_DATA)) $(BIN)/python -m conformance.run
