@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: bench test test-fast lint perf report soak clean-results
+.PHONY: bench test test-fast lint perf report soak clean-results conformance
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -32,7 +32,7 @@ test-fast: $(TEST_STAMP)
 # ruff (pyflakes, pycodestyle, bugbear) and mypy (strict for om_core, default for bench; see pyproject.toml)
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy om_core bench
+	$(BIN)/mypy om_core bench conformance
 
 # the long fault trial (kill -9 at named moments, 20%/40% HTTP faults, bad state; scripts/soak.py): not part of `make test`
 soak: $(TEST_STAMP)
@@ -48,6 +48,16 @@ ifneq ($(PERF_DATA),)
 	LONGMEMEVAL_DATA_DIR=$(abspath $(PERF_DATA)) $(BIN)/ombench perf --limit 3 --strategies om,om_m11,full_context --scaling 1,2,3,4
 else
 	$(BIN)/ombench perf
+endif
+
+# The conformance suite (docs/conformance.md): the real @mastra/memory 1.1.0 and 1.31.0 (npm ci from the committed
+# lockfiles in conformance/mastra-*/; needs Node 20+ and npm) and om_core on the same LongMemEval question, against
+# a local fake model. About 35 s for the oracle cases (+1 min for npm ci); CONFORMANCE_S=1 adds LongMemEval_S (3-7 min).
+conformance: $(STAMP)
+ifneq ($(PERF_DATA),)
+	LONGMEMEVAL_DATA_DIR=$(abspath $(PERF_DATA)) $(BIN)/python -m conformance.run
+else
+	$(BIN)/python -m conformance.run
 endif
 
 report: $(STAMP)
