@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from bench.benchmarks.base import Unit
 from bench.data.schema import Instance
 from bench.prompt import Prompt
+from bench.config import answer_reserve
 from bench.records import CallRecord, collect_calls
 from bench.roles import Role
 from bench.runner.checkpoint import CheckpointStore
@@ -212,7 +213,8 @@ async def answer_question(inst: Instance, got: Ingested, restored: bool, env: Qu
     judgment: Judgment | None = None
     second: Judgment | None = None
     with collect_calls() as answer_calls:
-        error = past_window(qprompt, cfg.model.actor_max_input_tokens, cfg.answer.max_tokens, env.strategy.name)
+        # an uncapped answer (answer.max_tokens=null) still keeps its reserve free (bench.config.answer_reserve)
+        error = past_window(qprompt, cfg.model.actor_max_input_tokens, answer_reserve(cfg.answer), env.strategy.name)
         try:
             if error is None:
                 hypothesis, _ = await answer_call(
