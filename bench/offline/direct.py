@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from om_core.llm import Usage
+from om_core import Usage
 
 from bench.gateway.providers import DirectEmbedding, DirectReply, ProviderCallError
 from bench.offline.embedder import DEFAULT_DIM, embed_texts

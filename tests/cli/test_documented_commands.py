@@ -40,8 +40,18 @@ def documented_run_commands() -> list[tuple[str, str]]:
     return out
 
 
+def _one_job(arg: str) -> str:
+    """A sweep override (`key=a,b,c` under -m) as its first job's value: each job composes as that one does."""
+    key, _, value = arg.partition("=")
+    return f"{key}={value.split(',')[0]}" if "," in value and not value.startswith(("[", "{")) else arg
+
+
 def _overrides(command: str) -> list[str]:
-    args = [a for a in shlex.split(command) if a not in FLAGS and not a.startswith(("hydra/", "hydra."))]
+    command = command.replace("$k", "1")  # a shell variable of a recipe (machine k of n): its first machine
+    words = shlex.split(command)
+    sweep = any(w in ("-m", "--multirun") for w in words)
+    args = [_one_job(a) if sweep else a for a in words
+            if a not in FLAGS and not a.startswith(("hydra/", "hydra."))]
     assert all("=" in a for a in args), f"not an override in {command!r}: {args}"
     return open_mapping_overrides(args)
 
