@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from bench.evaluate.metrics import Metrics, summarize
-from bench.report.labels import RunId, short_labels, strategy_color
+from bench.report.labels import RunId, strategy_color
 
 
 @dataclass
@@ -25,7 +25,7 @@ class RunInfo:
     dataset: str | None = None
     judge_model: str | None = None
     kind: str = ""  # the registered strategy (`strategies.<key>.name`, else the key)
-    label: str = ""  # the short label tables and legends use; `load` makes it unique across the runs
+    label: str = ""  # the run's stable name (bench.store.run_names), the label of every table, legend and page
     color: str = "#333333"
 
     @property
@@ -115,6 +115,14 @@ class ReportData:
     def label(self, key: str) -> str:
         return next((r.label for r in self.runs if r.run_key == key), key)
 
+    def by_dataset(self, runs: list[RunInfo] | None = None) -> dict[str | None, list[RunInfo]]:
+        """`runs` (default all) grouped by the dataset they were measured on (its label; None: unknown, an
+        import), in the runs' order: what one figure panel, frontier or ceiling may compare."""
+        out: dict[str | None, list[RunInfo]] = {}
+        for r in self.runs if runs is None else runs:
+            out.setdefault(r.dataset, []).append(r)
+        return out
+
 
 def dataset_label(name: Any, sha256: Any) -> str | None:
     """A dataset's name as tables show it: long generated names (a synthetic spec) become `synthetic:<sha 8>`."""
@@ -165,9 +173,12 @@ def require_profile(db: str | Path, profile: str) -> None:
                         f"use one of {', '.join(available)}")
 
 
-def load(db: str | Path, profile: str = "openai") -> ReportData:
-    """Everything the report shows. Raises UserError for a missing file or one of another format version."""
+def load(db: str | Path, profile: str = "openai", datasets: list[str] | None = None) -> ReportData:
+    """Everything the report shows, runs ordered by dataset (then oldest first) and labelled by their stable
+    names. `datasets`: keep only runs whose dataset label, name or split is one of these. Raises UserError for a
+    missing file, one of another format version, or a `datasets` entry no run has (naming those there are)."""
     from bench.store import Results
+    from bench.store.run_names import name_of
 
     with Results(db) as res:
         runs_df = res.runs()
@@ -180,18 +191,22 @@ def load(db: str | Path, profile: str = "openai") -> ReportData:
                      memory_outputs=res.memory_outputs(), memory_summary=res.memory_summary(),
                      unpriced=res.unpriced_calls())
     runs = []
-    for r in runs_df.itertuples():
-        config = _json(r.config)
+    for row in runs_df.to_dict("records"):
+        key, strategy, config = str(row["run_key"]), row.get("strategy") or "?", _json(row.get("config"))
+        planned = row.get("n_questions_planned")
         runs.append(RunInfo(
-            run_key=r.run_key, name=r.name or r.run_key, strategy=r.strategy or "?",
-            actor_model=_str(r.actor_model) or actor_by_run.get(r.run_key),
-            n_planned=None if pd.isna(r.n_questions_planned) else int(r.n_questions_planned),
-            config=config, status=r.status, dataset=dataset_label(r.dataset_name, r.dataset_sha256),
-            judge_model=_str(r.judge_model), kind=_kind(r.strategy or "?", config),
+            run_key=key, name=row.get("name") or key, strategy=strategy,
+            actor_model=_str(row.get("actor_model")) or actor_by_run.get(key),
+            n_planned=None if planned is None or pd.isna(planned) else int(planned),
+            config=config, status=row.get("status"),
+            dataset=dataset_label(row.get("dataset_name"), row.get("dataset_sha256")),
+            judge_model=_str(row.get("judge_model")), kind=_kind(strategy, config), label=name_of(row),
         ))
-    labels = short_labels([r.run_id() for r in runs])
-    for r in runs:
-        r.label = labels[r.run_key]
+    if datasets:
+        runs = _pick(runs, runs_df, datasets, db)
+        runs_df = runs_df[runs_df.run_key.isin([r.run_key for r in runs])]
+    # grouped by dataset (stable: oldest first within one), unknown datasets (imports) last
+    runs.sort(key=lambda r: (r.dataset is None, r.dataset or ""))
     _colour(runs)
     from bench.benchmarks import benchmark_of_runs
 
@@ -209,6 +224,23 @@ def load(db: str | Path, profile: str = "openai") -> ReportData:
     return ReportData(runs=runs, samples=samples, metrics=metrics, cache=cache, prefill=prefill, cost=cost,
                       turns=turns, profile=choose_profile(profile, profiles), profiles=profiles,
                       benchmark=benchmark, **extra)
+
+
+def _pick(runs: list[RunInfo], runs_df: pd.DataFrame, wanted: list[str], db: str | Path) -> list[RunInfo]:
+    """The runs measured on one of `wanted` (a dataset label as tables show it, a dataset name or a split)."""
+    from bench.errors import UserError
+
+    keys: dict[str, set[str]] = {}
+    for row, r in zip(runs_df.to_dict("records"), runs):
+        for v in (r.dataset, row.get("dataset_name"), row.get("dataset_split")):
+            if isinstance(v, str) and v:
+                keys.setdefault(v, set()).add(r.run_key)
+    missing = [w for w in wanted if w not in keys]
+    if missing:
+        raise UserError(f"--dataset {', '.join(missing)}: no run in {db} was measured on it; use one of "
+                        f"{', '.join(sorted({r.dataset for r in runs if r.dataset}))}")
+    chosen = set().union(*(keys[w] for w in wanted))
+    return [r for r in runs if r.run_key in chosen]
 
 
 def _colour(runs: list[RunInfo]) -> None:

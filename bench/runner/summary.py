@@ -11,10 +11,10 @@ from typing import Any
 import pandas as pd
 
 from bench.report.data import choose_profile, dataset_label
-from bench.report.labels import RunId, details, short_labels, swept_by_run
+from bench.report.labels import RunId, details, swept_by_run
 
 WIDTH = 100
-LABEL_W = 25
+LABEL_W = 31
 
 
 def _opt(v: Any) -> Any:
@@ -41,19 +41,21 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
 
     from bench.benchmarks import benchmark_of_runs
     from bench.report.diagnostics import by_run
+    from bench.store.run_names import name_of
 
     with Results(db_path) as res:
         heads = res.headline(run_keys)
         prof = choose_profile(profile, res.profiles())
         cache, prefill, cost, acc = res.cache(), res.prefill(), res.cost(), res.accuracy_by_type()
         runs = res.runs()
+        names = {str(r["run_key"]): name_of(r) for r in runs.to_dict("records")}
         configs = {r.run_key: r.config for r in runs.itertuples()}
         extras = {r.run_key: r.extra for r in runs.itertuples()} if "extra" in runs else {}
         diagnostics = by_run(res.memory_outputs(), res.memory_summary())
         unpriced = res.unpriced_calls()
     ids = [RunId(h.run_key, h.name or h.run_key, h.strategy or "?", _kind(h.strategy or "?", configs.get(h.run_key)),
                  dataset_label(_opt(h.dataset_name), _opt(h.dataset_sha256))) for h in heads.itertuples()]
-    labels, sweeps = short_labels(ids), swept_by_run(ids)
+    labels, sweeps = names, swept_by_run(ids)
     rows = []
     for h, rid in zip(heads.itertuples(), ids):
         rc = cache[(cache.run_key == h.run_key) & (cache.profile == prof)]
@@ -88,6 +90,14 @@ def _cut(s: str, w: int) -> str:
     return s if len(s) <= w else s[: w - 1] + "…"
 
 
+def _name(s: str, w: int) -> str:
+    """A run name in w characters: cut in the middle, so the distinguishing hash at its end stays."""
+    if len(s) <= w:
+        return s
+    tail = 8
+    return s[: w - tail - 1] + "…" + s[-tail:]
+
+
 def accuracy_table(rows: list[dict[str, Any]]) -> list[str]:
     bench = _benchmark(rows)
     have = {t for r in rows for t in r["per_type"]}
@@ -98,7 +108,7 @@ def accuracy_table(rows: list[dict[str, Any]]) -> list[str]:
     lines = [head, "-" * len(head)]
     for r in rows:
         n = f"{r['n']}/{r['planned']}" if r["planned"] and r["n"] < r["planned"] else str(r["n"])
-        line = f"{_cut(r['label'], LABEL_W - 1):<{LABEL_W}}{n:>9}{_pct(r['micro'], 8)}{_pct(r['macro'], 8)}"
+        line = f"{_name(r['label'], LABEL_W - 1):<{LABEL_W}}{n:>9}{_pct(r['micro'], 8)}{_pct(r['macro'], 8)}"
         line += _pct(r["abstention"], 8)
         for t in types:
             a = r["per_type"].get(t, (None, 0))[0]
@@ -120,7 +130,7 @@ def cost_table(rows: list[dict[str, Any]], profile: str) -> list[str]:
             notes.append(f"{r['errors']} errors")
         if r["status"] == "stopped":
             notes.append("stopped (budget)")
-        line = f"{_cut(r['label'], LABEL_W - 1):<{LABEL_W}}{r['mean_prompt_tokens'] or 0:>11,.0f}"
+        line = f"{_name(r['label'], LABEL_W - 1):<{LABEL_W}}{r['mean_prompt_tokens'] or 0:>11,.0f}"
         line += f"{_pct(r['hit_rate'], 12)}{(r['prefill_per_q'] or 0):>12,.0f}{usd_cell(r):>10}"
         if r.get("unpriced") and r["usd_per_q"]:
             notes.append(f"{r['unpriced']} calls unpriced")
@@ -149,7 +159,7 @@ def memory_table(rows: list[dict[str, Any]]) -> list[str]:
         obs, refl, ratio, gen, _ = cells(r["memory"])
         why = r["memory"].top_reasons(1, roles=False) + (f" +{len(r['memory'].reasons) - 1} more"
                                                          if len(r["memory"].reasons) > 1 else "")
-        lines.append(_cut(f"{_cut(r['label'], LABEL_W - 1):<{LABEL_W}}{obs:>15}{refl:>15}{ratio:>8}{gen:>10}  {why}",
+        lines.append(_cut(f"{_name(r['label'], LABEL_W - 1):<{LABEL_W}}{obs:>15}{refl:>15}{ratio:>8}{gen:>10}  {why}",
                           WIDTH))
     lines.append("observer, reflector: calls clean/fallback/rejected/truncated · ratio: input per observation token")
     return lines
@@ -203,7 +213,7 @@ def format_summary(rows: list[dict[str, Any]], profile: str, n_dataset: int | No
 
 def empty_memory_warnings(db_path: str | Path, rows: list[dict[str, Any]] | None = None) -> list[str]:
     """One warning per run with questions answered while memory held nothing (event `question_memory_empty`, set
-    by bench.runner.question.mark_question_memory), naming the run by its short label (`rows`: the summary's, else
+    by bench.runner.question.mark_question_memory), naming the run by its name (`rows`: the summary's, else
     read); each warning is two lines that fit 100 columns."""
     from bench.runner.question import QUESTION_MEMORY_EMPTY
     from bench.store import Results
@@ -228,7 +238,7 @@ WORKING_MEMORY_EVENT = "working_memory"  # om_core.engine.working's turn event: 
 
 def working_memory_notes(db_path: str | Path, rows: list[dict[str, Any]] | None = None) -> list[str]:
     """One note per run whose strategy kept a working memory (`strategies.<key>.params.working_memory`): how often
-    the block changed (turn event `working_memory`) and in how many questions, naming the run by its short label
+    the block changed (turn event `working_memory`) and in how many questions, naming the run by its name
     (`rows`: the summary's, else read); each note is two lines that fit 100 columns."""
     from bench.store import Results
 

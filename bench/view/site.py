@@ -63,15 +63,17 @@ def _run_diagnostics(label: str, outputs: pd.DataFrame, res: Any) -> dict[str, A
             "warning": d.warning(label)}
 
 
-def build_site(db: str | Path, out: str | Path, *, max_chars: int = 20000, profile: str = "openai") -> Site:
+def build_site(db: str | Path, out: str | Path, *, max_chars: int = 20000, profile: str = "openai",
+               datasets: list[str] | None = None) -> Site:
     """Write the site for every run in `db` into `out` (replacing an earlier site there). `max_chars`: the most
-    characters shown of one prompt message or memory item (the middle is left out; 0 = all). Raises UserError for
+    characters shown of one prompt message or memory item (the middle is left out; 0 = all); `datasets`: only the
+    runs measured on these. Raises UserError for
     a missing file, one of another format, or one without runs."""
     from bench.report.data import load
     from bench.store import Results
 
     db, out = Path(db), Path(out)
-    d = load(db, profile=profile)  # labels, colours and kinds as the report has them
+    d = load(db, profile=profile, datasets=datasets)  # labels, colours and kinds as the report has them
     if not d.runs:
         raise UserError(f"{db} holds no runs; run `ombench run` first")
     if out.exists():
