@@ -152,18 +152,22 @@ def replay(q: QuestionData) -> Section | None:
     ev = [(float(r.turn), float(r.prompt_tokens), str(r.events)) for r in t.itertuples() if r.events]
     size = line_chart([Series("Actor prompt tokens", xs, [float(y) for y in t.prompt_tokens], q.run.color)],
                       Marks(ev, "#000"), y_label="Actor prompt tokens")
-    split = ""
+    split, stale = "", False
     if "memory_tokens" in t and t.memory_tokens.notna().any():
-        split = line_chart([Series("memory (observation log)", xs, [float(v) for v in t.memory_tokens.fillna(0)],
-                                   q.run.color),
-                            Series("raw messages", xs, [float(v) for v in t.raw_tokens.fillna(0)], "#bbbbbb")],
-                           y_label="tokens in the Actor context", stacked=True)
+        from bench.report.fig_replay import split_bands
+
+        mem, raw, rest, stale = split_bands(t)
+        split = line_chart([Series("memory (observations)", xs, mem, q.run.color),
+                            Series("raw messages", xs, raw, "#bbbbbb"),
+                            Series("system prompt and instructions", xs, rest, "#e4e4e4")],
+                           y_label="tokens in the Actor's prompt", stacked=True)
     counts: dict[str, int] = {}
     for _, _, e in ev:
         for name in e.split(","):
             counts[name] = counts.get(name, 0) + 1
     return Section("replay", "Prompt size over the replay", "replay.html",
-                   {"size": size, "split": split, "events": sorted(counts.items()), "n_turns": len(t)})
+                   {"size": size, "split": split, "stale": stale, "events": sorted(counts.items()),
+                    "n_turns": len(t)})
 
 
 def cache(q: QuestionData) -> Section | None:
