@@ -39,6 +39,7 @@ def headline(d: ReportData) -> list[Block]:
         pre = dict(zip(pf.run_key, pf.prefill_per_question))
     cost = {r.run_key: (r.cost_per_question, r.cost_per_correct) for r in d.cost.itertuples()} if not d.cost.empty else {}
     unpriced = unpriced_runs(d)
+    agree = second_judge_agreement(d)
     for r in d.runs:
         m = d.metrics[r.run_key]
         macro = "n/a" if m.task_averaged != m.task_averaged else f"{100 * m.task_averaged:.1f}%"
@@ -46,7 +47,8 @@ def headline(d: ReportData) -> list[Block]:
         cq, cc = (_num(x) for x in cost.get(r.run_key, (None, None)))
         rows.append([
             r.label + (f" [{r.tag}]" if r.tag else ""), r.dataset or "-", r.kind,
-            f"{m.overall.n}" + (f" of {r.n_planned}" if r.n_planned else ""), pct(m.overall), macro,
+            f"{m.overall.n}" + (f" of {r.n_planned}" if r.n_planned else ""),
+            pct(m.overall) + (f"; 2nd judge agrees {agree[r.run_key]}" if r.run_key in agree else ""), macro,
             pct(m.abstention), "" if r.external or h is None else f"{100 * h:.1f}%",
             "" if r.external or p is None else f"{p:,.0f}", _usd(r, cq, unpriced), _usd(r, cc, unpriced),
         ])
@@ -69,6 +71,20 @@ def headline(d: ReportData) -> list[Block]:
     if other and ref:
         out.append(("p", f"Judged by {', '.join(other)}, not {d.benchmark.title}'s official {ref}: accuracy is "
                          "not comparable with published scores."))
+    return out
+
+
+def second_judge_agreement(d: ReportData) -> dict[str, str]:
+    """run_key -> "<agreement>% (n)" of the second judge with the first, for runs judged twice (judge.second_model)."""
+    jl, out = d.judge_labels, {}
+    if jl.empty:
+        return {}
+    for r in d.runs:
+        s = jl[(jl.run_key == r.run_key) & jl.label_second.notna()]
+        if len(s):
+            a = judge_agreement(dict(zip(s.question_id, s.label.astype(bool))),
+                                dict(zip(s.question_id, s.label_second.astype(bool))))
+            out[r.run_key] = f"{100 * a.rate:.0f}% (n={a.n})"
     return out
 
 
