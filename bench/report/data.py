@@ -166,7 +166,7 @@ def require_profile(db: str | Path, profile: str) -> None:
 
     if not Path(db).exists():
         return  # build_report names the missing file
-    with Results(db) as res:
+    with Results(db, snapshot=True) as res:
         available = res.profiles()
     if available and profile not in available:
         raise UserError(f"--profile {profile}: {db} has no simulated cache numbers for it; "
@@ -180,7 +180,7 @@ def load(db: str | Path, profile: str = "openai", datasets: list[str] | None = N
     from bench.store import Results
     from bench.store.run_names import name_of
 
-    with Results(db) as res:
+    with Results(db, snapshot=True) as res:
         runs_df = res.runs()
         actor_by_run = res.actor_models()
         samples = res.samples()[["run_key", "question_id", "question_type", "is_abstention", "label", "cost_usd"]]

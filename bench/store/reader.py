@@ -21,9 +21,10 @@ from bench.store.texts import unpack, unpack_messages
 class Results:
     """Read access to one DuckDB results file. Raises UserError when it is missing, locked or of another format."""
 
-    def __init__(self, path: str | Path, *, read_only: bool = True) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = True, snapshot: bool = False) -> None:
+        """`snapshot`: while a run writes the file, read a copy taken now (report, view, runs, export)."""
         self.path = Path(path)
-        self.con: Connection = connect(self.path, read_only=read_only)
+        self.con: Connection = connect(self.path, read_only=read_only, snapshot=snapshot)
 
     # --- resumption -------------------------------------------------------------------------------------
 

@@ -87,7 +87,7 @@ def build_site(db: str | Path, out: str | Path, *, max_chars: int = 20000, profi
     all_rows: list[dict[str, Any]] = []
     run_rows = []
     n_questions = 0
-    with Results(db) as res:
+    with Results(db, snapshot=True) as res:
         profiles = res.profiles()
         for r in d.runs:
             meta = metas[r.run_key]
