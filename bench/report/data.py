@@ -92,6 +92,7 @@ class ReportData:
     memory_outputs: pd.DataFrame = field(default_factory=pd.DataFrame)  # Observer/Reflector calls by outcome
     memory_summary: pd.DataFrame = field(default_factory=pd.DataFrame)  # per question: generation, memory size
     unpriced: pd.DataFrame = field(default_factory=pd.DataFrame)  # per run and model: calls without a price
+    attribution: pd.DataFrame = field(default_factory=pd.DataFrame)  # per judged question: where the answer went
     benchmark: Any = None  # the runs' benchmark (bench.benchmarks): type order, labels, reference judge
 
     def __post_init__(self) -> None:
@@ -183,7 +184,9 @@ def load(db: str | Path, profile: str = "openai", datasets: list[str] | None = N
     with Results(db, snapshot=True) as res:
         runs_df = res.runs()
         actor_by_run = res.actor_models()
-        samples = res.samples()[["run_key", "question_id", "question_type", "is_abstention", "label", "cost_usd"]]
+        all_samples = res.samples()
+        samples = all_samples[["run_key", "question_id", "question_type", "is_abstention", "label", "cost_usd"]]
+        memory_rows, answer_prompts = res.memory_rows(), res.answer_prompts()
         cache, prefill, cost, turns = res.cache(), res.prefill(), res.cost(), res.turns()
         profiles = res.profiles()
         extra = dict(latency=res.latency_by_role(), cost_by_role=res.cost_by_role(), events=res.event_counts(),
@@ -221,9 +224,13 @@ def load(db: str | Path, profile: str = "openai", datasets: list[str] | None = N
         )
         for r in runs
     }
+    from bench.report.attribution import attribution_table
+
+    kept = all_samples[all_samples.run_key.isin([r.run_key for r in runs])]
+    attribution = attribution_table(kept, memory_rows, answer_prompts, getattr(benchmark, "single_answer", None))
     return ReportData(runs=runs, samples=samples, metrics=metrics, cache=cache, prefill=prefill, cost=cost,
                       turns=turns, profile=choose_profile(profile, profiles), profiles=profiles,
-                      benchmark=benchmark, **extra)
+                      benchmark=benchmark, attribution=attribution, **extra)
 
 
 def _pick(runs: list[RunInfo], runs_df: pd.DataFrame, wanted: list[str], db: str | Path) -> list[RunInfo]:

@@ -276,9 +276,42 @@ def judges(d: ReportData, max_ids: int = 20) -> list[Block]:
                        "disagreeing ids"], rows)]
 
 
+def attribution(d: ReportData) -> list[Block]:
+    """Per run: where the gold answers of its questions went, and the likely cause of each wrong answer
+    (bench.report.attribution)."""
+    from bench.report.attribution import LOST_REFLECTION, MISSED, NOT_IN_PROMPT
+
+    at = d.attribution
+    if at.empty or not at.attributable.any():
+        return []
+    rows = []
+    for r in d.runs:
+        a = at[(at.run_key == r.run_key) & at.attributable]
+        if a.empty:
+            continue
+        mem = a[a.reached_memory.notna()]
+        pr = a[a.in_prompt.notna()]
+        wrong = a[~a.label.astype(bool)]
+
+        def share(df: pd.DataFrame, col: str) -> str:
+            return "-" if df.empty else f"{int(df[col].astype(bool).sum())}/{len(df)}"
+
+        rows.append([r.label, str(len(a)), share(mem, "reached_memory"), share(mem, "survived"), share(pr, "in_prompt"),
+                     str(len(wrong)), *(str(int((wrong.cause == c).sum())) for c in (MISSED, LOST_REFLECTION,
+                                                                                       NOT_IN_PROMPT))])
+    if not rows:
+        return []
+    return [("h", 2, "Where the answer went (evidence attribution)"),
+            ("table", ["run", "questions", "reached memory", "survived to question time", "in Actor prompt", "wrong",
+                       MISSED, LOST_REFLECTION, NOT_IN_PROMPT], rows),
+            ("p", "Questions with one answer (no abstention, no rubric) whose gold answer's terms were matched in the "
+                  "memory view and the Actor's stored question-time prompt (rule: docs/results.md). 'not in the "
+                  "prompt' also counts answers that are derived rather than said (counts, date arithmetic).")]
+
+
 # the report's sections, in order (bench.registry): a new one is a function here and one entry
 SECTIONS: Registry[Callable[[ReportData], list[Block]]] = Registry("report section", {
     "headline": headline, "legend": legend, "per_type": per_type, "paired": paired, "judges": judges,
     "costs": costs, "latency": latency, "events": events, "memory_diagnostics": memory_diagnostics,
-    "retrieval": retrieval,
+    "retrieval": retrieval, "attribution": attribution,
 })

@@ -95,6 +95,11 @@ class LongMemEval:
 
         return retrieval_rows(question, meta)
 
+    def single_answer(self, question_id: str, question_type: str) -> bool:
+        """Whether the question has one answer a text can hold (not an abstention `_abs`, not a preference
+        question's rubric): what evidence attribution (bench.report.attribution) can trace."""
+        return not rules.is_abstention(question_id) and question_type != "single-session-preference"
+
     def judge_probes(self, questions: Sequence[Instance], n: int, seed: int = 0) -> list[Any]:
         """Wrong-but-on-topic and correct responses to `n` of `questions` for `ombench judge-audit`
         (bench.benchmarks.longmemeval.judge_probes)."""
