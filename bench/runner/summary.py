@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from bench.report.data import choose_profile, dataset_label
-from bench.report.labels import RunId, details, swept_by_run
+from bench.report.labels import RunId, swept_by_run
 
 WIDTH = 100
 LABEL_W = 31
@@ -66,7 +66,9 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
         first = allc.iloc[0] if len(allc) else None
         rows.append({
             "run_key": h.run_key, "label": labels[h.run_key], "strategy": h.strategy, "name": h.name,
-            "details": details(rid, sweeps[h.run_key]), "dataset": rid.dataset, "actor": _opt(h.actor_model),
+            # the name says experiment, strategy and dataset: the legend adds the swept settings and the key
+            "details": "; ".join(b for b in (sweeps[h.run_key], h.run_key) if b),
+            "dataset": rid.dataset, "actor": _opt(h.actor_model),
             "planned": _opt(h.n_questions_planned), "n": int(_opt(h.n_judged) or 0),
             "micro": _opt(h.micro), "macro": _opt(h.macro), "abstention": _opt(h.abstention),
             "errors": int(_opt(h.n_errors) or 0), "status": _opt(h.status),
@@ -122,7 +124,7 @@ def accuracy_table(rows: list[dict[str, Any]]) -> list[str]:
 
 def cost_table(rows: list[dict[str, Any]], profile: str) -> list[str]:
     hit = f"hit {profile[:7]}"
-    head = f"{'run':<{LABEL_W}}{'prompt tok':>11}{hit:>12}{'prefill/q':>12}{'$/q':>10}  notes"
+    head = f"{'run':<{LABEL_W}}{'prompt tok':>11}{hit:>11}{'prefill/q':>10}{'$/q':>9}  notes"
     lines = [head, "-" * len(head)]
     for r in rows:
         notes = []
@@ -131,7 +133,7 @@ def cost_table(rows: list[dict[str, Any]], profile: str) -> list[str]:
         if r["status"] == "stopped":
             notes.append("stopped (budget)")
         line = f"{_name(r['label'], LABEL_W - 1):<{LABEL_W}}{r['mean_prompt_tokens'] or 0:>11,.0f}"
-        line += f"{_pct(r['hit_rate'], 12)}{(r['prefill_per_q'] or 0):>12,.0f}{usd_cell(r):>10}"
+        line += f"{_pct(r['hit_rate'], 11)}{(r['prefill_per_q'] or 0):>10,.0f}{usd_cell(r):>9}"
         if r.get("unpriced") and r["usd_per_q"]:
             notes.append(f"{r['unpriced']} calls unpriced")
         lines.append(_cut(line + ("  " + ", ".join(notes) if notes else ""), WIDTH))
@@ -200,7 +202,8 @@ def format_summary(rows: list[dict[str, Any]], profile: str, n_dataset: int | No
     explain = [r for r in rows if r["label"] != r["strategy"]]
     if explain:
         out.append("")
-        out += [_cut(f"{r['label']} = {r['details']}", WIDTH) for r in explain]
+        # a long run name (a sweep job's) cut in the middle like the tables', so its details fit the line
+        out += [_cut(f"{_name(r['label'], LABEL_W - 1)} = {r['details']}", WIDTH) for r in explain]
     if any((r["actor"] or "").startswith("offline/") for r in rows):
         out.append("offline engine: rule-based stand-ins, NOT an LLM: accuracy and $ are not any model's.")
     judge = judge_line(rows)
