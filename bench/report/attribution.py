@@ -10,7 +10,8 @@ abstention question and a rubric (no single answer) are not attributable.
 Causes of a wrong answer: `missed by the reader` (the answer was in the Actor's prompt), `lost in reflection` (it
 reached an earlier memory generation but not the memory at question time, and not the prompt), `not in the
 prompt` (it never reached the prompt: memory lost it, or the answer is derived rather than said, as counts and
-date arithmetic are: the rule cannot tell these apart).
+date arithmetic are: the rule cannot tell these apart). In a long prompt a short answer's terms (a bare number)
+may occur by chance: `in_prompt` is then an upper bound.
 """
 
 from __future__ import annotations
