@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import pandas as pd
 
@@ -100,22 +100,44 @@ def _name(s: str, w: int) -> str:
     return s[: w - tail - 1] + "…" + s[-tail:]
 
 
+def rich_lines(header: Sequence[str], rows: Sequence[Sequence[str]], width: int = WIDTH, *,
+               text_last: bool = False) -> list[str]:
+    """A rich table as plain lines of at most `width` columns: the header, a rule, one line per row. The first
+    column (a run's name, already cut to fit) never wraps; with `text_last` the last (notes) is left-aligned and cut
+    with an ellipsis; the others are right-aligned numbers."""
+    import io
+
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1), expand=False)
+    for i, h in enumerate(header):
+        first, last = i == 0, text_last and i == len(header) - 1
+        t.add_column(h, justify="left" if first or last else "right", no_wrap=True,
+                     overflow="ellipsis" if last else "fold")
+    for r in rows:
+        t.add_row(*r)
+    buf = io.StringIO()
+    Console(file=buf, width=width, color_system=None, force_terminal=False, legacy_windows=False).print(t)
+    return [ln.rstrip() for ln in buf.getvalue().splitlines() if ln.strip()]
+
+
 def accuracy_table(rows: list[dict[str, Any]]) -> list[str]:
     bench = _benchmark(rows)
     have = {t for r in rows for t in r["per_type"]}
     types = [t for t in bench.question_types if t in have]
     types += sorted({t for r in rows for t in r["per_type"]} - set(types))[: max(0, 8 - len(types))]
-    head = f"{'run':<{LABEL_W}}{'n':>9}{'micro':>8}{'macro':>8}{'abst':>8}" + "".join(
-        f"{bench.short_labels.get(t, t[:5]):>6}" for t in types)
-    lines = [head, "-" * len(head)]
+    header = ["run", "n", "micro", "macro", "abst", *(bench.short_labels.get(t, t[:5]) for t in types)]
+    body = []
     for r in rows:
         n = f"{r['n']}/{r['planned']}" if r["planned"] and r["n"] < r["planned"] else str(r["n"])
-        line = f"{_name(r['label'], LABEL_W - 1):<{LABEL_W}}{n:>9}{_pct(r['micro'], 8)}{_pct(r['macro'], 8)}"
-        line += _pct(r["abstention"], 8)
+        cells = [_name(r["label"], LABEL_W - 1), n, *(_pct(r[k], 1).strip() for k in ("micro", "macro", "abstention"))]
         for t in types:
             a = r["per_type"].get(t, (None, 0))[0]
-            line += f"{'-':>6}" if a is None else f"{100 * a:>5.0f}%"
-        lines.append(line)
+            cells.append("-" if a is None else f"{100 * a:.0f}%")
+        body.append(cells)
+    lines = rich_lines(header, body)
     span = f"{bench.short_labels.get(types[0], types[0][:5])}..{bench.short_labels.get(types[-1], types[-1][:5])}" \
         if len(types) > 1 else (bench.short_labels.get(types[0], types[0][:5]) if types else "types")
     lines.append(f"micro: judged questions · macro: mean over types · abst: abstention · {span}: % correct")
@@ -123,20 +145,19 @@ def accuracy_table(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def cost_table(rows: list[dict[str, Any]], profile: str) -> list[str]:
-    hit = f"hit {profile[:7]}"
-    head = f"{'run':<{LABEL_W}}{'prompt tok':>11}{hit:>11}{'prefill/q':>10}{'$/q':>9}  notes"
-    lines = [head, "-" * len(head)]
+    body = []
     for r in rows:
         notes = []
         if r["errors"]:
             notes.append(f"{r['errors']} errors")
         if r["status"] == "stopped":
             notes.append("stopped (budget)")
-        line = f"{_name(r['label'], LABEL_W - 1):<{LABEL_W}}{r['mean_prompt_tokens'] or 0:>11,.0f}"
-        line += f"{_pct(r['hit_rate'], 11)}{(r['prefill_per_q'] or 0):>10,.0f}{usd_cell(r):>9}"
         if r.get("unpriced") and r["usd_per_q"]:
             notes.append(f"{r['unpriced']} calls unpriced")
-        lines.append(_cut(line + ("  " + ", ".join(notes) if notes else ""), WIDTH))
+        body.append([_name(r["label"], LABEL_W - 1), f"{r['mean_prompt_tokens'] or 0:,.0f}",
+                     _pct(r["hit_rate"], 1).strip(), f"{(r['prefill_per_q'] or 0):,.0f}", usd_cell(r),
+                     ", ".join(notes)])
+    lines = rich_lines(["run", "prompt tok", f"hit {profile[:7]}", "prefill/q", "$/q", "notes"], body, text_last=True)
     lines.append(f"prompt tok: mean Actor prompt · hit, prefill/q: simulated {profile} cache, uncached input/question")
     return lines
 
@@ -155,14 +176,13 @@ def memory_table(rows: list[dict[str, Any]]) -> list[str]:
     with_memory = [r for r in rows if r.get("memory") is not None]
     if not with_memory:
         return []
-    head = f"{'run':<{LABEL_W}}{'observer':>15}{'reflector':>15}{'ratio':>8}{'gen':>10}  refused because"
-    lines = [head, "-" * len(head)]
+    body = []
     for r in with_memory:
         obs, refl, ratio, gen, _ = cells(r["memory"])
         why = r["memory"].top_reasons(1, roles=False) + (f" +{len(r['memory'].reasons) - 1} more"
                                                          if len(r["memory"].reasons) > 1 else "")
-        lines.append(_cut(f"{_name(r['label'], LABEL_W - 1):<{LABEL_W}}{obs:>15}{refl:>15}{ratio:>8}{gen:>10}  {why}",
-                          WIDTH))
+        body.append([_name(r["label"], LABEL_W - 1), obs, refl, ratio, gen, why])
+    lines = rich_lines(["run", "observer", "reflector", "ratio", "gen", "refused because"], body, text_last=True)
     lines.append("observer, reflector: calls clean/fallback/rejected/truncated · ratio: input per observation token")
     return lines
 
