@@ -89,3 +89,10 @@ def details(r: RunId, swept_text: str | None = None, **extra: Any) -> str:
     bits = [name, swept(r.name) if swept_text is None else swept_text, r.dataset or "",
             *(f"{k} {v}" for k, v in extra.items() if v), r.run_key]
     return "; ".join(b for b in bits if b)
+
+
+def progress_label(strategy: str, experiment_name: str) -> str:
+    """What a run's progress lines are named: the strategy, and for a sweep job (`exp[a.b=1,c=2]`) the values of
+    its overrides, so parallel jobs' lines differ: `om 1500,1000`."""
+    values = [v for _, v in _settings(experiment_name) if v]
+    return f"{strategy} {','.join(values)}" if values else strategy

@@ -102,7 +102,10 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
     )
     budget = budget or Budget(cfg.run.max_usd)
     out = RunOutcome(key, strategy, n_total, 0, n_total - len(todo_ids), 0)
-    progress.start_run(strategy, total=n_total, done=out.skipped)
+    from bench.report.labels import progress_label
+
+    shown = progress_label(strategy, cfg.experiment_name)  # a sweep job: its swept values tell the lines apart
+    progress.start_run(shown, total=n_total, done=out.skipped)
     # every question of the dataset is grouped, not only those left: a unit's replay is the same on every run
     queue: asyncio.Queue[Unit] = asyncio.Queue()
     for unit in units_of(job.benchmark, ds, alone=spec.cls.uses_oracle_view):
@@ -143,7 +146,7 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
             for q in todo:
                 out.failed += 1
                 out.errors.append(f"{q.question_id}: {type(exc).__name__}: {exc}")
-                progress.advance(strategy, failed=True)
+                progress.advance(shown, failed=True)
             stop_if_fatal(getattr(exc, "kind", None), f"ingest: {exc}")
             return
         for k, inst in enumerate(todo):
@@ -162,7 +165,7 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
                     raise
                 out.failed += 1
                 out.errors.append(f"{inst.question_id}: {type(exc).__name__}: {exc}")
-                progress.advance(strategy, failed=True)
+                progress.advance(shown, failed=True)
                 stop_if_fatal(getattr(exc, "kind", None), f"ingest: {exc}")
                 continue
             finally:
@@ -174,7 +177,7 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
                 storage_failed(exc)
                 return
             out.computed += 1
-            progress.advance(strategy, result=res)
+            progress.advance(shown, result=res)
             if res.sample.error:
                 stop_if_fatal(parse_error_text(res.sample.error)[1], res.sample.error)
             if out.stopped or out.storage_failure:
@@ -193,7 +196,7 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
 
     await asyncio.gather(*(worker() for _ in range(min(cfg.run.concurrency, max(1, queue.qsize())))))
     if out.storage_failure is not None:
-        progress.end_run(strategy)
+        progress.end_run(shown)
         try:
             sink.finish_run(key, status="stopped")
         except StorageFailure:
@@ -202,7 +205,7 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
     out.not_started = left[0] + sum(sum(1 for q in u.questions if q.question_id in todo_ids)
                                     for u in _drained(queue))
     sink.finish_run(key, status="stopped" if out.not_started or out.stopped else "finished")
-    progress.end_run(strategy)
+    progress.end_run(shown)
     if out.not_started and not budget.announced:
         budget.announced = True
         progress.note(budget.stop_line(out.not_started))

@@ -103,3 +103,14 @@ def test_the_bar_keeps_count_elapsed_and_eta_at_80_columns():
         text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buf.getvalue()).replace("\r", "\n")
         last = [ln for ln in text.splitlines() if ln.strip()][-1]
         assert len(last) <= width and "4/500" in last and re.search(r"\d:\d\d:\d\d eta ", last), (width, last)
+
+
+def test_sweep_jobs_progress_lines_are_told_apart():
+    from bench.report.labels import progress_label
+
+    a = progress_label("om", "om_threshold_sweep[strategies.om.params.message_tokens=1500,"
+                             "strategies.om.params.observation_tokens=1000]")
+    b = progress_label("om", "om_threshold_sweep[strategies.om.params.message_tokens=3000,"
+                             "strategies.om.params.observation_tokens=1000]")
+    assert (a, b) == ("om 1500,1000", "om 3000,1000")
+    assert progress_label("om", "quick") == "om"  # a plain run: the strategy alone, as before
