@@ -14,6 +14,7 @@ COMMANDS: Registry[Callable[[Any], None]] = Registry("ombench command", {
     "data": "bench.cli.data:register",
     "export": "bench.cli.export:register",
     "import": "bench.cli.importer:register",
+    "judge-audit": "bench.cli.judge_audit:register",
     "merge": "bench.cli.merge:register",
     "metrics": "bench.cli.metrics:register",
     "perf": "bench.cli.perf:register",

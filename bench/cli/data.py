@@ -1,4 +1,4 @@
-"""`ombench data`: check a LongMemEval-format dataset (one JSON summary line), cut a reproducible subset, write the
+"""`ombench data`: check a LongMemEval-format dataset (a table, or one JSON line with --json), cut a reproducible subset, write the
 synthetic sample."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable, Sequence
 
 from bench.data.schema import Instance
 from bench.errors import DataError
@@ -24,10 +24,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = parser.add_subparsers(dest="data_command", metavar="ACTION")
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
 
-    check = sub.add_parser("check", help="validate a dataset and print one JSON summary (n, sha256, official, split, types, tokens)")
+    check = sub.add_parser("check", help="validate a dataset and print its summary (n, sha256, official, split, types, tokens)")
     check.add_argument("dataset", metavar="NAME_OR_PATH", help="longmemeval_oracle | longmemeval_s | longmemeval_m | synthetic[:N] | a .json/.json.xz/.jsonl file")
     check.add_argument("--data-dir", default=None, help="folder holding the LongMemEval files (default: $LONGMEMEVAL_DATA_DIR)")
     check.add_argument("--no-tokens", action="store_true", help="skip counting haystack tokens")
+    check.add_argument("--json", action="store_true", help="one JSON object on stdout, for scripts (no table)")
     check.set_defaults(func=_check)
 
     subset = sub.add_parser("subset", help="write a reproducible subset of a dataset as a LongMemEval .json file")
@@ -53,11 +54,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from bench.benchmarks.longmemeval.loader import load_dataset
-    from bench.data.stats import token_summary
+    """Loads and validates the dataset, counts its haystack tokens, prints a table (or `--json`). On a terminal,
+    stderr shows what it is doing: a spinner while the file loads, a bar over the questions while counting."""
+    from rich.console import Console
 
-    ds = load_dataset(args.dataset, args.data_dir)
-    tokens = None if args.no_tokens else {k: v for k, v in token_summary(ds.instances).items() if k in ("p50", "max")}
+    from bench.benchmarks.longmemeval.loader import load_dataset
+
+    err = Console(stderr=True)
+    live = err.is_terminal
+    if live:
+        with err.status(f"loading and validating {args.dataset} ..."):
+            ds = load_dataset(args.dataset, args.data_dir)
+    else:
+        ds = load_dataset(args.dataset, args.data_dir)
+    tokens = None if args.no_tokens else _token_sizes(ds.instances, err if live else None)
     summary = {
         "name": ds.name,
         "n": len(ds),
@@ -71,10 +81,56 @@ def _check(args: argparse.Namespace) -> int:
         "date_format": "official" if not ds.format_notes else "non-official (ISO-8601)",
         "note": ds.note,
     }
-    print(json.dumps(summary, ensure_ascii=False))
+    if args.json:
+        print(json.dumps(summary, ensure_ascii=False))
+    else:
+        _check_table(summary)
     for note in ds.format_notes:  # visible, not only inside the JSON
         print(f"note: {note}", file=sys.stderr)
     return 0
+
+
+def _token_sizes(instances: Sequence[Instance], console: Any) -> dict[str, int]:
+    """Haystack token sizes' median (lower middle) and max; a progress bar on `console` (None: silent)."""
+    from bench.data.stats import haystack_tokens, percentile_low
+
+    if console is None:
+        sizes = haystack_tokens(instances)
+    else:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+
+        sizes = []
+        step = max(1, len(instances) // 50)
+        with Progress("counting haystack tokens", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      TimeRemainingColumn(), console=console, transient=True) as bar:
+            task = bar.add_task("tokens", total=len(instances))
+            for i in range(0, len(instances), step):
+                sizes += haystack_tokens(instances[i:i + step])
+                bar.update(task, completed=min(len(instances), i + step))
+    return {"p50": percentile_low(sizes, 50), "max": max(sizes, default=0)}
+
+
+def _check_table(summary: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table.grid(padding=(0, 2))  # borderless: the sha256 stays on one line at 80 columns, to copy
+    t.title = f"dataset {summary['name']}"
+    t.add_column("field", style="bold", no_wrap=True)
+    t.add_column("value", overflow="fold")
+    tokens = summary["haystack_tokens"]
+    rows = [("questions", str(summary["n"])), ("sha256", summary["sha256"]),
+            ("official", "yes" if summary["official"] else "no"), ("split", str(summary["split"])),
+            ("types", ", ".join(f"{k} {v}" for k, v in summary["type_counts"].items())),
+            ("abstention", str(summary["abstention"])),
+            ("haystack", "tokens not counted (--no-tokens)" if tokens is None
+             else f"median {tokens['p50']:,} tokens, max {tokens['max']:,}"),
+            ("path", str(summary["path"] or "-")), ("date format", summary["date_format"])]
+    if summary["note"]:
+        rows.append(("note", str(summary["note"])))
+    for k, v in rows:
+        t.add_row(k, v)
+    Console().print(t)
 
 
 def parse_per_type(text: str | None) -> dict[str, int] | int | None:

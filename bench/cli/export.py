@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
     from bench.benchmarks.longmemeval.export import eval_results_path, write_eval_results, write_hypotheses
     from bench.store import Results
 
-    with Results(args.db) as res:
+    with Results(args.db, snapshot=True) as res:
         key = res.resolve_run(args.run)
         run = res.run(key)
         if run is None:

@@ -12,6 +12,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--profile", default=None,
                    help="cache profile of the cache figures and columns (default openai, else the first profile the "
                         "file has; a profile named here must be in the file)")
+    p.add_argument("--dataset", action="append", default=None, metavar="NAME",
+                   help="only runs measured on this dataset (its label as the headline shows it, name or split, "
+                        "e.g. s, oracle, synthetic); repeat for several")
     p.set_defaults(func=run)
 
 
@@ -21,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.profile is not None:
         require_profile(args.db, args.profile)
-    rep = build_report(args.db, args.out, profile=args.profile or "openai")
+    rep = build_report(args.db, args.out, profile=args.profile or "openai", datasets=args.dataset)
     made = [f for f in rep.figures if f.path]
     print(f"wrote {rep.markdown} and {rep.html} with {len(made)} figures")
     for f in rep.figures:

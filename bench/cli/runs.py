@@ -19,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
     from bench.store.run_names import name_of
     from bench.store.db import sql
 
-    with Results(args.db) as res:
+    with Results(args.db, snapshot=True) as res:
         counts = dict(sql(res.con, "SELECT run_key, count(*) FROM samples GROUP BY run_key"))
         rows = []
         for r in res.runs().to_dict("records"):

@@ -61,21 +61,23 @@ def _html(blocks: list[Block], out: Path) -> str:
     return "\n".join(parts)
 
 
-def build_report(db: str | Path, out_dir: str | Path, *, profile: str = "openai") -> Report:
+def build_report(db: str | Path, out_dir: str | Path, *, profile: str = "openai",
+                 datasets: list[str] | None = None) -> Report:
     """Write report.md, report.html and the PNG figures into out_dir. `profile`: the cache profile of the cache
-    figures and tables (the first with numbers when it has none). Raises UserError for a missing or empty file or
+    figures and tables (the first with numbers when it has none); `datasets`: only the runs measured on these
+    (bench.report.data.load). Raises UserError for a missing or empty file or
     one of another format version; a failing section or figure is a note, not an error."""
     db = Path(db)
     if not db.exists():
         raise UserError(f"DuckDB file {db} not found; pass --db with the results file of `ombench run`")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    d = load(db, profile=profile)
+    d = load(db, profile=profile, datasets=datasets)
     if not d.runs:
         raise UserError(f"{db} holds no runs; run `ombench run` or `ombench import` first")
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     blocks: list[Block] = [("h", 1, "om-bench report"),
-                           ("p", f"Source: {db.name}, {len(d.runs)} runs, generated {stamp}. Cache figures and "
+                           ("p", f"Source: {db.name}, {len(d.runs)} runs on {len(d.by_dataset())} dataset(s), generated {stamp}. Cache figures and "
                                  f"columns use the {d.profile} cache profile (simulated).")]
     warnings: list[str] = []
     for section in SECTIONS.values():

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from bench.evaluate.metrics import Metrics, summarize
-from bench.report.labels import RunId, short_labels, strategy_color
+from bench.report.labels import RunId, strategy_color
 
 
 @dataclass
@@ -25,7 +25,7 @@ class RunInfo:
     dataset: str | None = None
     judge_model: str | None = None
     kind: str = ""  # the registered strategy (`strategies.<key>.name`, else the key)
-    label: str = ""  # the short label tables and legends use; `load` makes it unique across the runs
+    label: str = ""  # the run's stable name (bench.store.run_names), the label of every table, legend and page
     color: str = "#333333"
 
     @property
@@ -92,6 +92,7 @@ class ReportData:
     memory_outputs: pd.DataFrame = field(default_factory=pd.DataFrame)  # Observer/Reflector calls by outcome
     memory_summary: pd.DataFrame = field(default_factory=pd.DataFrame)  # per question: generation, memory size
     unpriced: pd.DataFrame = field(default_factory=pd.DataFrame)  # per run and model: calls without a price
+    attribution: pd.DataFrame = field(default_factory=pd.DataFrame)  # per judged question: where the answer went
     benchmark: Any = None  # the runs' benchmark (bench.benchmarks): type order, labels, reference judge
 
     def __post_init__(self) -> None:
@@ -114,6 +115,14 @@ class ReportData:
 
     def label(self, key: str) -> str:
         return next((r.label for r in self.runs if r.run_key == key), key)
+
+    def by_dataset(self, runs: list[RunInfo] | None = None) -> dict[str | None, list[RunInfo]]:
+        """`runs` (default all) grouped by the dataset they were measured on (its label; None: unknown, an
+        import), in the runs' order: what one figure panel, frontier or ceiling may compare."""
+        out: dict[str | None, list[RunInfo]] = {}
+        for r in self.runs if runs is None else runs:
+            out.setdefault(r.dataset, []).append(r)
+        return out
 
 
 def dataset_label(name: Any, sha256: Any) -> str | None:
@@ -158,21 +167,26 @@ def require_profile(db: str | Path, profile: str) -> None:
 
     if not Path(db).exists():
         return  # build_report names the missing file
-    with Results(db) as res:
+    with Results(db, snapshot=True) as res:
         available = res.profiles()
     if available and profile not in available:
         raise UserError(f"--profile {profile}: {db} has no simulated cache numbers for it; "
                         f"use one of {', '.join(available)}")
 
 
-def load(db: str | Path, profile: str = "openai") -> ReportData:
-    """Everything the report shows. Raises UserError for a missing file or one of another format version."""
+def load(db: str | Path, profile: str = "openai", datasets: list[str] | None = None) -> ReportData:
+    """Everything the report shows, runs ordered by dataset (then oldest first) and labelled by their stable
+    names. `datasets`: keep only runs whose dataset label, name or split is one of these. Raises UserError for a
+    missing file, one of another format version, or a `datasets` entry no run has (naming those there are)."""
     from bench.store import Results
+    from bench.store.run_names import name_of
 
-    with Results(db) as res:
+    with Results(db, snapshot=True) as res:
         runs_df = res.runs()
         actor_by_run = res.actor_models()
-        samples = res.samples()[["run_key", "question_id", "question_type", "is_abstention", "label", "cost_usd"]]
+        all_samples = res.samples()
+        samples = all_samples[["run_key", "question_id", "question_type", "is_abstention", "label", "cost_usd"]]
+        memory_rows, answer_prompts = res.memory_rows(), res.answer_prompts()
         cache, prefill, cost, turns = res.cache(), res.prefill(), res.cost(), res.turns()
         profiles = res.profiles()
         extra = dict(latency=res.latency_by_role(), cost_by_role=res.cost_by_role(), events=res.event_counts(),
@@ -180,18 +194,22 @@ def load(db: str | Path, profile: str = "openai") -> ReportData:
                      memory_outputs=res.memory_outputs(), memory_summary=res.memory_summary(),
                      unpriced=res.unpriced_calls())
     runs = []
-    for r in runs_df.itertuples():
-        config = _json(r.config)
+    for row in runs_df.to_dict("records"):
+        key, strategy, config = str(row["run_key"]), row.get("strategy") or "?", _json(row.get("config"))
+        planned = row.get("n_questions_planned")
         runs.append(RunInfo(
-            run_key=r.run_key, name=r.name or r.run_key, strategy=r.strategy or "?",
-            actor_model=_str(r.actor_model) or actor_by_run.get(r.run_key),
-            n_planned=None if pd.isna(r.n_questions_planned) else int(r.n_questions_planned),
-            config=config, status=r.status, dataset=dataset_label(r.dataset_name, r.dataset_sha256),
-            judge_model=_str(r.judge_model), kind=_kind(r.strategy or "?", config),
+            run_key=key, name=row.get("name") or key, strategy=strategy,
+            actor_model=_str(row.get("actor_model")) or actor_by_run.get(key),
+            n_planned=None if planned is None or pd.isna(planned) else int(planned),
+            config=config, status=row.get("status"),
+            dataset=dataset_label(row.get("dataset_name"), row.get("dataset_sha256")),
+            judge_model=_str(row.get("judge_model")), kind=_kind(strategy, config), label=name_of(row),
         ))
-    labels = short_labels([r.run_id() for r in runs])
-    for r in runs:
-        r.label = labels[r.run_key]
+    if datasets:
+        runs = _pick(runs, runs_df, datasets, db)
+        runs_df = runs_df[runs_df.run_key.isin([r.run_key for r in runs])]
+    # grouped by dataset (stable: oldest first within one), unknown datasets (imports) last
+    runs.sort(key=lambda r: (r.dataset is None, r.dataset or ""))
     _colour(runs)
     from bench.benchmarks import benchmark_of_runs
 
@@ -206,9 +224,30 @@ def load(db: str | Path, profile: str = "openai") -> ReportData:
         )
         for r in runs
     }
+    from bench.report.attribution import attribution_table
+
+    kept = all_samples[all_samples.run_key.isin([r.run_key for r in runs])]
+    attribution = attribution_table(kept, memory_rows, answer_prompts, getattr(benchmark, "single_answer", None))
     return ReportData(runs=runs, samples=samples, metrics=metrics, cache=cache, prefill=prefill, cost=cost,
                       turns=turns, profile=choose_profile(profile, profiles), profiles=profiles,
-                      benchmark=benchmark, **extra)
+                      benchmark=benchmark, attribution=attribution, **extra)
+
+
+def _pick(runs: list[RunInfo], runs_df: pd.DataFrame, wanted: list[str], db: str | Path) -> list[RunInfo]:
+    """The runs measured on one of `wanted` (a dataset label as tables show it, a dataset name or a split)."""
+    from bench.errors import UserError
+
+    keys: dict[str, set[str]] = {}
+    for row, r in zip(runs_df.to_dict("records"), runs):
+        for v in (r.dataset, row.get("dataset_name"), row.get("dataset_split")):
+            if isinstance(v, str) and v:
+                keys.setdefault(v, set()).add(r.run_key)
+    missing = [w for w in wanted if w not in keys]
+    if missing:
+        raise UserError(f"--dataset {', '.join(missing)}: no run in {db} was measured on it; use one of "
+                        f"{', '.join(sorted({r.dataset for r in runs if r.dataset}))}")
+    chosen = set().union(*(keys[w] for w in wanted))
+    return [r for r in runs if r.run_key in chosen]
 
 
 def _colour(runs: list[RunInfo]) -> None:

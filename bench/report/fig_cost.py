@@ -1,5 +1,5 @@
 """What accuracy costs: accuracy against dollars and against prefill tokens (runs that see only the evidence are
-a ceiling line, not frontier points), and the cost of each model role."""
+a ceiling line, not frontier points; one panel, frontier and ceiling per dataset), and the cost of each model role."""
 
 from __future__ import annotations
 
@@ -21,29 +21,41 @@ def pareto_front(points: list[tuple[float, float]]) -> list[int]:
 
 
 def _scatter(d: ReportData, out: Path, f: Figure, xs: dict[str, float], xlabel: str) -> Figure:
+    """One panel per dataset, each with its own Pareto frontier and its own ceiling lines: runs measured on
+    different data are never drawn as one frontier."""
     runs = {r.run_key: r for r in d.runs}
-    pts = [(k, x, d.metrics[k].overall.acc) for k, x in xs.items()
-           if x == x and d.metrics[k].overall.n and not runs[k].is_ceiling]
-    ceilings = [r for r in d.runs if r.is_ceiling and d.metrics[r.run_key].overall.n]
-    if not pts:
+    ok = [r for r in d.runs if d.metrics[r.run_key].overall.n]
+    panels = []
+    for ds, group in d.by_dataset(ok).items():
+        pts = [(r.run_key, xs[r.run_key], d.metrics[r.run_key].overall.acc) for r in group
+               if r.run_key in xs and xs[r.run_key] == xs[r.run_key] and not r.is_ceiling]
+        if pts:
+            panels.append((ds, pts, [r for r in group if r.is_ceiling]))
+    if not panels:
         return skip(f, f"no run (other than oracle ceilings) has both accuracy and {xlabel}")
     p = plt()
-    fig, ax = p.subplots(figsize=(7.5, 4.6))
-    for k, x, y in pts:
-        ax.scatter([x], [y], color=runs[k].color, s=30, zorder=3)
-        ax.annotate(runs[k].label, (x, y), fontsize=7, xytext=(4, 3), textcoords="offset points")
-    front = [pts[i] for i in pareto_front([(x, y) for _, x, y in pts])]
-    ax.plot([q[1] for q in front], [q[2] for q in front], "k--", lw=1, label="Pareto frontier")
-    for r in ceilings:
-        ax.axhline(d.metrics[r.run_key].overall.acc, color=r.color, ls=":", lw=1.2,
-                   label=f"{r.label}: ceiling (evidence only)")
-    lo = min(x for _, x, _ in pts)
-    ax.set_xlim(left=0 if lo >= 0 else None)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("overall accuracy (micro)")
-    ax.set_ylim(0, 1.05)
-    ax.legend(fontsize=7)
+    fig, axes = p.subplots(1, len(panels), figsize=(6.5 * len(panels) + 1, 4.6), squeeze=False)
+    for ax, (ds, pts, ceilings) in zip(axes[0], panels):
+        kinds = [runs[k].kind for k, _, _ in pts]
+        for k, x, y in pts:  # in a panel of one dataset the strategy names a point when it is unique there
+            name = runs[k].kind if kinds.count(runs[k].kind) == 1 else runs[k].label
+            ax.scatter([x], [y], color=runs[k].color, s=30, zorder=3)
+            ax.annotate(name, (x, y), fontsize=7, xytext=(4, 3), textcoords="offset points")
+        front = [pts[i] for i in pareto_front([(x, y) for _, x, y in pts])]
+        ax.plot([q[1] for q in front], [q[2] for q in front], "k--", lw=1, label="Pareto frontier")
+        for r in ceilings:
+            ax.axhline(d.metrics[r.run_key].overall.acc, color=r.color, ls=":", lw=1.2,
+                       label=f"{r.label}: ceiling (evidence only)")
+        lo = min(x for _, x, _ in pts)
+        ax.set_xlim(left=0 if lo >= 0 else None)
+        ax.set_xlabel(xlabel)
+        ax.set_title(f"dataset {ds or 'unknown (imported)'}", fontsize=9)
+        ax.set_ylim(0, 1.05)
+        ax.legend(fontsize=6)
+    axes[0][0].set_ylabel("overall accuracy (micro)")
     f.path = save(fig, out, f.name)
+    if len(panels) > 1:
+        f.note = f"One panel per dataset ({len(panels)}): a frontier and a ceiling compare runs on one dataset only."
     return f
 
 

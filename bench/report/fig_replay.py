@@ -1,5 +1,5 @@
-"""Figures of the replay: Actor prompt size over the turns with memory events, OM's context split into the
-observation log and raw messages (Mastra's own view), and the simulated prefix cache of one named profile."""
+"""Figures of the replay: Actor prompt size over the turns with memory events, OM's Actor prompt split into
+memory, raw messages and the rest as each prompt held them, and the simulated prefix cache of one named profile."""
 
 from __future__ import annotations
 
@@ -68,8 +68,21 @@ def prompt_over_turns(d: ReportData, out: Path) -> Figure:
     return f
 
 
+def split_bands(g: pd.DataFrame) -> tuple[list[float], list[float], list[float], bool]:
+    """Per turn: memory, raw-message and other tokens of the Actor's prompt (other = system prompt, OM's
+    instructions, message headers: prompt_tokens less the two), and whether any turn's split exceeds its prompt
+    (a run recorded before the split was read from the prompt, when raw meant every unobserved token of the
+    resource)."""
+    mem = [float(v) for v in g.memory_tokens.fillna(0)]
+    raw = [float(v) for v in g.raw_tokens.fillna(0)]
+    total = [float(v) for v in g.prompt_tokens.fillna(0)]
+    rest = [t - m - r for t, m, r in zip(total, mem, raw)]
+    return mem, raw, [max(0.0, x) for x in rest], any(x < 0 for x in rest)
+
+
 def context_split(d: ReportData, out: Path) -> Figure:
-    f = Figure("context_split", "OM Actor context over the replay: observation-log tokens vs raw-message tokens")
+    f = Figure("context_split", "Actor context over the replay: what each prompt held (observations, raw messages, "
+                                "instructions)")
     t = d.turns.dropna(subset=["memory_tokens"]) if "memory_tokens" in d.turns else pd.DataFrame()
     if t.empty:
         return skip(f, "no run reported its memory/raw split (OM runs record it per turn)")
@@ -77,18 +90,28 @@ def context_split(d: ReportData, out: Path) -> Figure:
     runs = runs[:4]
     p = plt()
     fig, axes = p.subplots(1, len(runs), figsize=(4.2 * len(runs) + 1, 3.8), squeeze=False)
+    stale = []
     for ax, r in zip(axes[0], runs):
         g = _series(t, r.run_key, qid)
-        mem, raw = g.memory_tokens.fillna(0).astype(float), g.raw_tokens.fillna(0).astype(float)
-        ax.stackplot(g.turn, mem, raw, labels=["observation log", "raw messages"], colors=[r.color, "#c7c7c7"])
+        mem, raw, rest, over = split_bands(g)
+        if over:
+            stale.append(r.label)
+        ax.stackplot(g.turn, mem, raw, rest, labels=["memory (observations)", "raw messages",
+                                                     "system prompt and instructions"],
+                     colors=[r.color, "#c7c7c7", "#eeeeee"])
         refl = g[g.events.fillna("").str.contains("reflect")]
         for x in refl.turn:
             ax.axvline(x, color="black", lw=0.6, ls=":")
         ax.set_title(f"{r.label}: question {g.question_id.iloc[0]}", fontsize=8)
         ax.set_xlabel("turn (dotted: reflection)")
-    axes[0][0].set_ylabel("tokens in the Actor context")
+    axes[0][0].set_ylabel("tokens in the Actor's prompt")
     axes[0][0].legend(fontsize=7, loc="upper left")
     f.path = save(fig, out, f.name)
+    f.note = ("Read from each recorded Actor prompt: memory = observation chunks, working memory and hints; raw = "
+              "the messages in the prompt (this thread's unobserved tail, other threads' block).")
+    if stale:
+        f.note += (f" {', '.join(stale)}: recorded before the split was read from the prompt (its raw band is "
+                   "the resource's unobserved tokens, more than the Actor saw); rerun to redraw.")
     return f
 
 

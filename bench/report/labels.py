@@ -1,8 +1,8 @@
-"""Short run labels and one colour per strategy, shared by the console summary, the report and the viewer.
+"""Run legends and one colour per strategy, shared by the console summary, the report and the viewer.
 
-Labels stay short whatever the run names (sweep jobs are named by their overrides: hundreds of characters):
-the strategy alone when it tells a run apart, else `<strategy>@<dataset>` when datasets tell them apart, else
-`<strategy>#<n>`. A legend (`details`) maps each label to the full name and the swept settings."""
+Runs are labelled everywhere by their stable names (bench.store.run_names: never renumbered as runs are added);
+a legend (`details`) maps each to the experiment, the swept settings (sweep jobs are named by their overrides)
+and the dataset."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any, Sequence
-
-MAX_LABEL = 24
 
 # Fixed colours for the strategies that ship (tab10 hues); any other name gets a stable colour from its hash.
 _FIXED = {"full_context": "#1f77b4", "rag": "#2ca02c", "compaction": "#9467bd", "om": "#d62728",
@@ -53,30 +51,6 @@ def shade(hex_color: str, i: int, n: int) -> str:
     return f"#{r:02x}{g:02x}{b:02x}"
 
 
-def _cut(s: str, n: int = MAX_LABEL) -> str:
-    return s if len(s) <= n else s[: n - 1] + "…"
-
-
-def short_labels(runs: Sequence[RunId]) -> dict[str, str]:
-    """run_key -> a label of at most MAX_LABEL characters, unique among `runs`, stable for the same set."""
-    base = {r.run_key: _cut(r.strategy.removeprefix("external:"), MAX_LABEL - 4) for r in runs}
-    out: dict[str, str] = {}
-    groups: dict[str, list[RunId]] = {}
-    for r in runs:
-        groups.setdefault(base[r.run_key], []).append(r)
-    for b, group in groups.items():
-        if len(group) == 1:
-            out[group[0].run_key] = b
-            continue
-        by_ds = {f"{b}@{r.dataset or '-'}" for r in group}
-        if len(by_ds) == len(group) and all(len(x) <= MAX_LABEL for x in by_ds):
-            out.update({r.run_key: f"{b}@{r.dataset or '-'}" for r in group})
-            continue
-        ordered = sorted(group, key=lambda r: (r.name, r.dataset or "", r.run_key))
-        out.update({r.run_key: f"{b}#{i + 1}" for i, r in enumerate(ordered)})
-    return out
-
-
 def _settings(name: str) -> list[tuple[str, str]]:
     """The overrides a sweep job was named with, as (last key segment, value) pairs, in the name's order."""
     m = re.search(r"\[(.*)\]$", name or "")
@@ -115,3 +89,10 @@ def details(r: RunId, swept_text: str | None = None, **extra: Any) -> str:
     bits = [name, swept(r.name) if swept_text is None else swept_text, r.dataset or "",
             *(f"{k} {v}" for k, v in extra.items() if v), r.run_key]
     return "; ".join(b for b in bits if b)
+
+
+def progress_label(strategy: str, experiment_name: str) -> str:
+    """What a run's progress lines are named: the strategy, and for a sweep job (`exp[a.b=1,c=2]`) the values of
+    its overrides, so parallel jobs' lines differ: `om 1500,1000`."""
+    values = [v for _, v in _settings(experiment_name) if v]
+    return f"{strategy} {','.join(values)}" if values else strategy

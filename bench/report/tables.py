@@ -39,20 +39,26 @@ def headline(d: ReportData) -> list[Block]:
         pre = dict(zip(pf.run_key, pf.prefill_per_question))
     cost = {r.run_key: (r.cost_per_question, r.cost_per_correct) for r in d.cost.itertuples()} if not d.cost.empty else {}
     unpriced = unpriced_runs(d)
+    agree = second_judge_agreement(d)
     for r in d.runs:
         m = d.metrics[r.run_key]
         macro = "n/a" if m.task_averaged != m.task_averaged else f"{100 * m.task_averaged:.1f}%"
         h, p = _num(hit.get(r.run_key)), _num(pre.get(r.run_key))
         cq, cc = (_num(x) for x in cost.get(r.run_key, (None, None)))
         rows.append([
-            r.label + (f" [{r.tag}]" if r.tag else ""), r.kind,
-            f"{m.overall.n}" + (f" of {r.n_planned}" if r.n_planned else ""), pct(m.overall), macro,
+            r.label + (f" [{r.tag}]" if r.tag else ""), r.dataset or "-", r.kind,
+            f"{m.overall.n}" + (f" of {r.n_planned}" if r.n_planned else ""),
+            pct(m.overall) + (f"; 2nd judge agrees {agree[r.run_key]}" if r.run_key in agree else ""), macro,
             pct(m.abstention), "" if r.external or h is None else f"{100 * h:.1f}%",
             "" if r.external or p is None else f"{p:,.0f}", _usd(r, cq, unpriced), _usd(r, cc, unpriced),
         ])
-    header = ["run", "strategy", "judged", "overall (micro) [95% CI]", "task-averaged (macro)", "abstention",
+    header = ["run", "dataset", "strategy", "judged", "overall (micro) [95% CI]", "task-averaged (macro)", "abstention",
               f"cache hit ({d.profile})", f"prefill / question ({d.profile})", "cost / question", "cost / correct"]
     out: list[Block] = [("h", 2, "Headline"), ("table", header, rows)]
+    if len(d.by_dataset()) > 1:
+        out.append(("p", "These runs were measured on different datasets: compare accuracy only between rows of "
+                         "one dataset (figures draw one panel, frontier and ceiling per dataset; paired tests pair "
+                         "runs over the same questions only)."))
     if any(r.offline for r in d.runs):
         out.append(("p", "Runs marked [offline engine] used the scripted offline model (not an LLM): their accuracy "
                          "says nothing about a real model; their token and cache numbers are real."))
@@ -65,6 +71,20 @@ def headline(d: ReportData) -> list[Block]:
     if other and ref:
         out.append(("p", f"Judged by {', '.join(other)}, not {d.benchmark.title}'s official {ref}: accuracy is "
                          "not comparable with published scores."))
+    return out
+
+
+def second_judge_agreement(d: ReportData) -> dict[str, str]:
+    """run_key -> "<agreement>% (n)" of the second judge with the first, for runs judged twice (judge.second_model)."""
+    jl, out = d.judge_labels, {}
+    if jl.empty:
+        return {}
+    for r in d.runs:
+        s = jl[(jl.run_key == r.run_key) & jl.label_second.notna()]
+        if len(s):
+            a = judge_agreement(dict(zip(s.question_id, s.label.astype(bool))),
+                                dict(zip(s.question_id, s.label_second.astype(bool))))
+            out[r.run_key] = f"{100 * a.rate:.0f}% (n={a.n})"
     return out
 
 
@@ -101,31 +121,41 @@ def per_type(d: ReportData) -> list[Block]:
 
 
 def paired(d: ReportData, limit: int = 60) -> list[Block]:
-    """Paired comparisons of runs over the same dataset (the same question ids of another split, e.g. the oracle
-    split against S, are other haystacks: not a paired comparison; a run without a dataset, an imported one, is
-    compared with all), at most `limit` rows, the rest counted."""
-    labels, dataset = {}, {}
+    """Paired comparisons of runs over the same questions: the same dataset (the same question ids of another
+    split, e.g. the oracle split against S, are other haystacks) and the same question set (runs of different
+    subsets are not paired, and how many such pairs were left out is said). A run without a dataset (an import)
+    is paired with any run over the same question ids. At most `limit` rows, the rest counted."""
+    labels, dataset, asked = {}, {}, {}
     for r in d.runs:
-        s = d.samples[(d.samples.run_key == r.run_key) & d.samples.label.notna()]
+        rows = d.samples[d.samples.run_key == r.run_key]
+        s = rows[rows.label.notna()]
         if len(s):
             labels[r.run_key] = dict(zip(s.question_id, s.label.astype(bool)))
             dataset[r.run_key] = r.dataset
-    pairs = [(a, b) for a, b in itertools.combinations(list(labels), 2)
-             if (dataset[a] == dataset[b] or None in (dataset[a], dataset[b]))  # unknown (an import): may match
-             and set(labels[a]) & set(labels[b])]
+            asked[r.run_key] = frozenset(rows.question_id)
+    same_data = [(a, b) for a, b in itertools.combinations(list(labels), 2)
+                 if dataset[a] == dataset[b] or None in (dataset[a], dataset[b])]  # unknown (an import): may match
+    pairs = [(a, b) for a, b in same_data if asked[a] == asked[b]]
     rows = []
     for a, b in pairs[:limit]:
         c = paired_compare(labels[a], labels[b])
-        rows.append([d.label(a), d.label(b), str(c.n), f"{100 * c.diff:+.1f}",
-                     f"[{100 * c.ci_low:+.1f}, {100 * c.ci_high:+.1f}]", f"{c.only_a}/{c.only_b}", f"{c.mcnemar_p:.3g}"])
-    if not rows:
-        return []
-    out: list[Block] = [
-        ("h", 2, "Paired comparisons (same dataset, same question ids)"),
-        ("table", ["A", "B", "n", "A−B (points)", "bootstrap 95% CI", "only A / only B", "McNemar exact p"], rows)]
+        rows.append([d.run(a).dataset or d.run(b).dataset or "-", d.label(a), d.label(b), str(c.n),
+                     f"{100 * c.diff:+.1f}", f"[{100 * c.ci_low:+.1f}, {100 * c.ci_high:+.1f}]",
+                     f"{c.only_a}/{c.only_b}", f"{c.mcnemar_p:.3g}"])
+    out: list[Block] = []
+    if rows:
+        out += [("h", 2, "Paired comparisons (same dataset, same questions)"),
+                ("table", ["dataset", "A", "B", "n (both judged)", "A−B (points)", "bootstrap 95% CI",
+                           "only A / only B", "McNemar exact p"], rows)]
     if len(pairs) > limit:
         out.append(("p", f"{len(pairs) - limit} more pairs not shown; `bench.evaluate.metrics.paired_compare` "
                          "compares any two runs."))
+    apart = len(same_data) - len(pairs)
+    if apart:
+        if not rows:
+            out.append(("h", 2, "Paired comparisons (same dataset, same questions)"))
+        out.append(("p", f"{apart} pairs of runs on one dataset not compared: they asked different question sets "
+                         "(another subset, or an unfinished run); rerun them on one subset to pair them."))
     return out
 
 
@@ -246,9 +276,42 @@ def judges(d: ReportData, max_ids: int = 20) -> list[Block]:
                        "disagreeing ids"], rows)]
 
 
+def attribution(d: ReportData) -> list[Block]:
+    """Per run: where the gold answers of its questions went, and the likely cause of each wrong answer
+    (bench.report.attribution)."""
+    from bench.report.attribution import LOST_REFLECTION, MISSED, NOT_IN_PROMPT
+
+    at = d.attribution
+    if at.empty or not at.attributable.any():
+        return []
+    rows = []
+    for r in d.runs:
+        a = at[(at.run_key == r.run_key) & at.attributable]
+        if a.empty:
+            continue
+        mem = a[a.reached_memory.notna()]
+        pr = a[a.in_prompt.notna()]
+        wrong = a[~a.label.astype(bool)]
+
+        def share(df: pd.DataFrame, col: str) -> str:
+            return "-" if df.empty else f"{int(df[col].astype(bool).sum())}/{len(df)}"
+
+        rows.append([r.label, str(len(a)), share(mem, "reached_memory"), share(mem, "survived"), share(pr, "in_prompt"),
+                     str(len(wrong)), *(str(int((wrong.cause == c).sum())) for c in (MISSED, LOST_REFLECTION,
+                                                                                       NOT_IN_PROMPT))])
+    if not rows:
+        return []
+    return [("h", 2, "Where the answer went (evidence attribution)"),
+            ("table", ["run", "questions", "reached memory", "survived to question time", "in Actor prompt", "wrong",
+                       MISSED, LOST_REFLECTION, NOT_IN_PROMPT], rows),
+            ("p", "Questions with one answer (no abstention, no rubric) whose gold answer's terms were matched in the "
+                  "memory view and the Actor's stored question-time prompt (rule: docs/results.md). 'not in the "
+                  "prompt' also counts answers that are derived rather than said (counts, date arithmetic).")]
+
+
 # the report's sections, in order (bench.registry): a new one is a function here and one entry
 SECTIONS: Registry[Callable[[ReportData], list[Block]]] = Registry("report section", {
     "headline": headline, "legend": legend, "per_type": per_type, "paired": paired, "judges": judges,
     "costs": costs, "latency": latency, "events": events, "memory_diagnostics": memory_diagnostics,
-    "retrieval": retrieval,
+    "retrieval": retrieval, "attribution": attribution,
 })

@@ -122,7 +122,10 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
     )
     budget = budget or Budget(cfg.run.max_usd)
     out = RunOutcome(key, strategy, n_total, 0, n_total - len(todo_ids), 0)
-    progress.start_run(strategy, total=n_total, done=out.skipped)
+    from bench.report.labels import progress_label
+
+    shown = progress_label(strategy, cfg.experiment_name)  # a sweep job: its swept values tell the lines apart
+    progress.start_run(shown, total=n_total, done=out.skipped)
     # every question of the dataset is grouped, not only those left: a unit's replay is the same on every run.
     # Units are taken one at a time as workers free up: a streamed dataset (M) holds only the units in flight.
     queue = _Units(u for u in units_of(job.benchmark, ds, alone=spec.cls.uses_oracle_view)
@@ -161,7 +164,7 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
             for q in todo:
                 out.failed += 1
                 out.errors.append(f"{q.question_id}: {type(exc).__name__}: {exc}")
-                progress.advance(strategy, failed=True)
+                progress.advance(shown, failed=True)
             stop_if_fatal(getattr(exc, "kind", None), f"ingest: {exc}")
             return
         for k, inst in enumerate(todo):
@@ -180,7 +183,7 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
                     raise
                 out.failed += 1
                 out.errors.append(f"{inst.question_id}: {type(exc).__name__}: {exc}")
-                progress.advance(strategy, failed=True)
+                progress.advance(shown, failed=True)
                 stop_if_fatal(getattr(exc, "kind", None), f"ingest: {exc}")
                 continue
             finally:
@@ -192,7 +195,7 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
                 storage_failed(exc)
                 return
             out.computed += 1
-            progress.advance(strategy, result=res)
+            progress.advance(shown, result=res)
             if res.sample.error:
                 stop_if_fatal(parse_error_text(res.sample.error)[1], res.sample.error)
             if out.stopped or out.storage_failure:
@@ -207,7 +210,7 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
 
     await asyncio.gather(*(worker() for _ in range(min(cfg.run.concurrency, max(1, len(todo_ids))))))
     if out.storage_failure is not None:
-        progress.end_run(strategy)
+        progress.end_run(shown)
         try:
             sink.finish_run(key, status="stopped", notes=run_notes(out, f"storage: {out.storage_failure}"))
         except StorageFailure:
@@ -216,7 +219,7 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
     out.not_started = left[0] + queue.untaken(todo_ids)
     stop = f"error: {out.stopped}" if out.stopped else "budget: run.max_usd reached" if out.not_started else None
     sink.finish_run(key, status="stopped" if stop else "finished", notes=run_notes(out, stop))
-    progress.end_run(strategy)
+    progress.end_run(shown)
     if out.not_started and not budget.announced:
         budget.announced = True
         progress.note(budget.stop_line(out.not_started))

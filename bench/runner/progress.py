@@ -58,8 +58,10 @@ def duration(s: float) -> str:
 
 
 class Progress:
-    def __init__(self, mode: str = "auto", profile: str = "openai") -> None:
+    def __init__(self, mode: str = "auto", profile: str = "openai", console: Any = None) -> None:
+        """`console`: the rich Console the bar draws on (default: stderr's)."""
         self.mode = resolve_mode(mode)
+        self._console = console
         self.profile = profile  # whose cache hit rate is shown
         self._tallies: dict[str, _Tally] = {}
         self._rich: Any = None
@@ -75,11 +77,19 @@ class Progress:
                 TimeRemainingColumn,
             )
             from rich.progress import Progress as RichProgress
+            from rich.table import Column
 
+            # n/N, elapsed and ETA keep their width; the name is cut, then the bar goes, and the stats text (the
+            # only column that may shrink) is cut with an ellipsis: at 80 columns the counts stay readable
             self._rich = RichProgress(
-                TextColumn("[bold]{task.description:<13}"), BarColumn(bar_width=12), MofNCompleteColumn(),
-                TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[stats]}"),
-                transient=False,
+                TextColumn("[bold]{task.description}", table_column=Column(no_wrap=True, max_width=24,
+                                                                             overflow="ellipsis")),
+                BarColumn(bar_width=10), MofNCompleteColumn(table_column=Column(no_wrap=True)),
+                TimeElapsedColumn(table_column=Column(no_wrap=True)), TextColumn("eta"),
+                TimeRemainingColumn(table_column=Column(no_wrap=True)),
+                TextColumn("{task.fields[stats]}", table_column=Column(no_wrap=True, overflow="ellipsis", ratio=1,
+                                                                          min_width=0)),
+                transient=False, console=self._console, expand=True,
             )
             self._rich.__enter__()
         return self

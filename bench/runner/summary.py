@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import pandas as pd
 
 from bench.report.data import choose_profile, dataset_label
-from bench.report.labels import RunId, details, short_labels, swept_by_run
+from bench.report.labels import RunId, swept_by_run
 
 WIDTH = 100
-LABEL_W = 25
+LABEL_W = 31
 
 
 def _opt(v: Any) -> Any:
@@ -41,19 +41,21 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
 
     from bench.benchmarks import benchmark_of_runs
     from bench.report.diagnostics import by_run
+    from bench.store.run_names import name_of
 
     with Results(db_path) as res:
         heads = res.headline(run_keys)
         prof = choose_profile(profile, res.profiles())
         cache, prefill, cost, acc = res.cache(), res.prefill(), res.cost(), res.accuracy_by_type()
         runs = res.runs()
+        names = {str(r["run_key"]): name_of(r) for r in runs.to_dict("records")}
         configs = {r.run_key: r.config for r in runs.itertuples()}
         extras = {r.run_key: r.extra for r in runs.itertuples()} if "extra" in runs else {}
         diagnostics = by_run(res.memory_outputs(), res.memory_summary())
         unpriced = res.unpriced_calls()
     ids = [RunId(h.run_key, h.name or h.run_key, h.strategy or "?", _kind(h.strategy or "?", configs.get(h.run_key)),
                  dataset_label(_opt(h.dataset_name), _opt(h.dataset_sha256))) for h in heads.itertuples()]
-    labels, sweeps = short_labels(ids), swept_by_run(ids)
+    labels, sweeps = names, swept_by_run(ids)
     rows = []
     for h, rid in zip(heads.itertuples(), ids):
         rc = cache[(cache.run_key == h.run_key) & (cache.profile == prof)]
@@ -64,7 +66,9 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
         first = allc.iloc[0] if len(allc) else None
         rows.append({
             "run_key": h.run_key, "label": labels[h.run_key], "strategy": h.strategy, "name": h.name,
-            "details": details(rid, sweeps[h.run_key]), "dataset": rid.dataset, "actor": _opt(h.actor_model),
+            # the name says experiment, strategy and dataset: the legend adds the swept settings and the key
+            "details": "; ".join(b for b in (sweeps[h.run_key], h.run_key) if b),
+            "dataset": rid.dataset, "actor": _opt(h.actor_model),
             "planned": _opt(h.n_questions_planned), "n": int(_opt(h.n_judged) or 0),
             "micro": _opt(h.micro), "macro": _opt(h.macro), "abstention": _opt(h.abstention),
             "errors": int(_opt(h.n_errors) or 0), "status": _opt(h.status),
@@ -111,22 +115,52 @@ def _cut(s: str, w: int) -> str:
     return s if len(s) <= w else s[: w - 1] + "…"
 
 
+def _name(s: str, w: int) -> str:
+    """A run name in w characters: cut in the middle, so the distinguishing hash at its end stays."""
+    if len(s) <= w:
+        return s
+    tail = 8
+    return s[: w - tail - 1] + "…" + s[-tail:]
+
+
+def rich_lines(header: Sequence[str], rows: Sequence[Sequence[str]], width: int = WIDTH, *,
+               text_last: bool = False) -> list[str]:
+    """A rich table as plain lines of at most `width` columns: the header, a rule, one line per row. The first
+    column (a run's name, already cut to fit) never wraps; with `text_last` the last (notes) is left-aligned and cut
+    with an ellipsis; the others are right-aligned numbers."""
+    import io
+
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1), expand=False)
+    for i, h in enumerate(header):
+        first, last = i == 0, text_last and i == len(header) - 1
+        t.add_column(h, justify="left" if first or last else "right", no_wrap=True,
+                     overflow="ellipsis" if last else "fold")
+    for r in rows:
+        t.add_row(*r)
+    buf = io.StringIO()
+    Console(file=buf, width=width, color_system=None, force_terminal=False, legacy_windows=False).print(t)
+    return [ln.rstrip() for ln in buf.getvalue().splitlines() if ln.strip()]
+
+
 def accuracy_table(rows: list[dict[str, Any]]) -> list[str]:
     bench = _benchmark(rows)
     have = {t for r in rows for t in r["per_type"]}
     types = [t for t in bench.question_types if t in have]
     types += sorted({t for r in rows for t in r["per_type"]} - set(types))[: max(0, 8 - len(types))]
-    head = f"{'run':<{LABEL_W}}{'n':>9}{'micro':>8}{'macro':>8}{'abst':>8}" + "".join(
-        f"{bench.short_labels.get(t, t[:5]):>6}" for t in types)
-    lines = [head, "-" * len(head)]
+    header = ["run", "n", "micro", "macro", "abst", *(bench.short_labels.get(t, t[:5]) for t in types)]
+    body = []
     for r in rows:
         n = f"{r['n']}/{r['planned']}" if r["planned"] and r["n"] < r["planned"] else str(r["n"])
-        line = f"{_cut(r['label'], LABEL_W - 1):<{LABEL_W}}{n:>9}{_pct(r['micro'], 8)}{_pct(r['macro'], 8)}"
-        line += _pct(r["abstention"], 8)
+        cells = [_name(r["label"], LABEL_W - 1), n, *(_pct(r[k], 1).strip() for k in ("micro", "macro", "abstention"))]
         for t in types:
             a = r["per_type"].get(t, (None, 0))[0]
-            line += f"{'-':>6}" if a is None else f"{100 * a:>5.0f}%"
-        lines.append(line)
+            cells.append("-" if a is None else f"{100 * a:.0f}%")
+        body.append(cells)
+    lines = rich_lines(header, body)
     span = f"{bench.short_labels.get(types[0], types[0][:5])}..{bench.short_labels.get(types[-1], types[-1][:5])}" \
         if len(types) > 1 else (bench.short_labels.get(types[0], types[0][:5]) if types else "types")
     lines.append(f"micro: judged questions · macro: mean over types · abst: abstention · {span}: % correct")
@@ -134,9 +168,7 @@ def accuracy_table(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def cost_table(rows: list[dict[str, Any]], profile: str) -> list[str]:
-    hit = f"hit {profile[:7]}"
-    head = f"{'run':<{LABEL_W}}{'prompt tok':>11}{hit:>12}{'prefill/q':>12}{'$/q':>10}  notes"
-    lines = [head, "-" * len(head)]
+    body = []
     for r in rows:
         notes = []
         if r["errors"]:
@@ -146,11 +178,12 @@ def cost_table(rows: list[dict[str, Any]], profile: str) -> list[str]:
         stop = stop_note(r)
         if stop:
             notes.append(stop)
-        line = f"{_cut(r['label'], LABEL_W - 1):<{LABEL_W}}{r['mean_prompt_tokens'] or 0:>11,.0f}"
-        line += f"{_pct(r['hit_rate'], 12)}{(r['prefill_per_q'] or 0):>12,.0f}{usd_cell(r):>10}"
         if r.get("unpriced") and r["usd_per_q"]:
             notes.append(f"{r['unpriced']} calls unpriced")
-        lines.append(_cut(line + ("  " + ", ".join(notes) if notes else ""), WIDTH))
+        body.append([_name(r["label"], LABEL_W - 1), f"{r['mean_prompt_tokens'] or 0:,.0f}",
+                     _pct(r["hit_rate"], 1).strip(), f"{(r['prefill_per_q'] or 0):,.0f}", usd_cell(r),
+                     ", ".join(notes)])
+    lines = rich_lines(["run", "prompt tok", f"hit {profile[:7]}", "prefill/q", "$/q", "notes"], body, text_last=True)
     lines.append(f"prompt tok: mean Actor prompt · hit, prefill/q: simulated {profile} cache, uncached input/question")
     return lines
 
@@ -169,14 +202,13 @@ def memory_table(rows: list[dict[str, Any]]) -> list[str]:
     with_memory = [r for r in rows if r.get("memory") is not None]
     if not with_memory:
         return []
-    head = f"{'run':<{LABEL_W}}{'observer':>15}{'reflector':>15}{'ratio':>8}{'gen':>10}  refused because"
-    lines = [head, "-" * len(head)]
+    body = []
     for r in with_memory:
         obs, refl, ratio, gen, _ = cells(r["memory"])
         why = r["memory"].top_reasons(1, roles=False) + (f" +{len(r['memory'].reasons) - 1} more"
                                                          if len(r["memory"].reasons) > 1 else "")
-        lines.append(_cut(f"{_cut(r['label'], LABEL_W - 1):<{LABEL_W}}{obs:>15}{refl:>15}{ratio:>8}{gen:>10}  {why}",
-                          WIDTH))
+        body.append([_name(r["label"], LABEL_W - 1), obs, refl, ratio, gen, why])
+    lines = rich_lines(["run", "observer", "reflector", "ratio", "gen", "refused because"], body, text_last=True)
     lines.append("observer, reflector: calls clean/fallback/rejected/truncated · ratio: input per observation token")
     return lines
 
@@ -216,7 +248,8 @@ def format_summary(rows: list[dict[str, Any]], profile: str, n_dataset: int | No
     explain = [r for r in rows if r["label"] != r["strategy"]]
     if explain:
         out.append("")
-        out += [_cut(f"{r['label']} = {r['details']}", WIDTH) for r in explain]
+        # a long run name (a sweep job's) cut in the middle like the tables', so its details fit the line
+        out += [_cut(f"{_name(r['label'], LABEL_W - 1)} = {r['details']}", WIDTH) for r in explain]
     if any((r["actor"] or "").startswith("offline/") for r in rows):
         out.append("offline engine: rule-based stand-ins, NOT an LLM: accuracy and $ are not any model's.")
     judge = judge_line(rows)
@@ -229,7 +262,7 @@ def format_summary(rows: list[dict[str, Any]], profile: str, n_dataset: int | No
 
 def empty_memory_warnings(db_path: str | Path, rows: list[dict[str, Any]] | None = None) -> list[str]:
     """One warning per run with questions answered while memory held nothing (event `question_memory_empty`, set
-    by bench.runner.question.mark_question_memory), naming the run by its short label (`rows`: the summary's, else
+    by bench.runner.question.mark_question_memory), naming the run by its name (`rows`: the summary's, else
     read); each warning is two lines that fit 100 columns."""
     from bench.runner.question import QUESTION_MEMORY_EMPTY
     from bench.store import Results
@@ -254,7 +287,7 @@ WORKING_MEMORY_EVENT = "working_memory"  # om_core.engine.working's turn event: 
 
 def working_memory_notes(db_path: str | Path, rows: list[dict[str, Any]] | None = None) -> list[str]:
     """One note per run whose strategy kept a working memory (`strategies.<key>.params.working_memory`): how often
-    the block changed (turn event `working_memory`) and in how many questions, naming the run by its short label
+    the block changed (turn event `working_memory`) and in how many questions, naming the run by its name
     (`rows`: the summary's, else read); each note is two lines that fit 100 columns."""
     from bench.store import Results
 

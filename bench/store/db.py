@@ -20,12 +20,16 @@ class FileLocked(StorageFailure):
 
 
 LOCKED_FIX = "wait for that process to finish (or stop it), or write to another output.db=..., then re-run"
+# readers (report, view, runs, export) take the file as --db
+LOCKED_READ_FIX = "wait for the run writing it to finish (or stop it), then re-run; or pass another --db"
 
 
-def connect(path: str | Path, read_only: bool = False) -> Connection:
-    """A connection to the results file (created unless read_only). Raises UserError when the file is missing
-    (read_only) or of another format version; StorageFailure when it cannot be opened (FileLocked: another
-    process holds it; read-only, permission, disk full: what failed and what to do, in one line)."""
+def connect(path: str | Path, read_only: bool = False, *, snapshot: bool = False) -> Connection:
+    """A connection to the results file (created unless read_only). `snapshot` (read_only only): when a run holds
+    the file for writing, read a copy taken now instead (`snapshot_of`; a note on stderr says so). Raises UserError
+    when the file is missing (read_only) or of another format version; StorageFailure when it cannot be opened
+    (FileLocked: another process holds it; read-only, permission, disk full: what failed and what to do, in one
+    line)."""
     p = Path(path)
     if read_only and not p.exists():
         raise UserError(f"DuckDB file {p} not found; run `ombench run` first or pass the right --db")
@@ -38,13 +42,52 @@ def connect(path: str | Path, read_only: bool = False) -> Connection:
         if not is_io_failure(exc):
             raise
         failure = storage_failure(exc, action)
+        if failure.kind == "locked" and read_only and snapshot:
+            return snapshot_of(p, action)
         if failure.kind == "locked":
-            raise FileLocked(action, failure.why, "locked", fix=LOCKED_FIX) from exc
+            raise FileLocked(action, failure.why, "locked", fix=LOCKED_READ_FIX if read_only else LOCKED_FIX) from exc
         raise failure from exc
     try:
         check_format(con, p)
         if not read_only:
             ensure_schema(con)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+_NOTED: set[Path] = set()
+
+
+def snapshot_of(p: Path, action: str) -> Connection:
+    """A read-only connection to a copy of `p` (and its write-ahead log) taken now, in a temporary folder removed
+    at exit: what a run had committed when the copy was taken. Raises FileLocked (naming --db) when the copy
+    cannot be opened (the writer was mid-checkpoint: retry)."""
+    import atexit
+    import shutil
+    import sys
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="ombench-snapshot-"))
+    atexit.register(shutil.rmtree, folder, True)
+    copy = folder / p.name
+    try:
+        shutil.copyfile(p, copy)
+        wal = p.with_name(p.name + ".wal")
+        if wal.exists():
+            shutil.copyfile(wal, copy.with_name(copy.name + ".wal"))
+        duckdb.connect(str(copy)).close()  # replays the copied log into the copy (never into the run's file)
+        con = duckdb.connect(str(copy), read_only=True)
+    except (OSError, duckdb.Error) as exc:
+        raise FileLocked(action, f"a run holds it for writing and a snapshot could not be read ({exc})", "locked",
+                         fix=LOCKED_READ_FIX) from exc
+    if p not in _NOTED:  # once per file and process (the viewer opens it twice)
+        _NOTED.add(p)
+        print(f"ombench: note: {p} is being written by a run: reading a snapshot taken now (later results not "
+              "shown)", file=sys.stderr)
+    try:
+        check_format(con, p)
     except BaseException:
         con.close()
         raise

@@ -21,9 +21,10 @@ from bench.store.texts import unpack, unpack_messages
 class Results:
     """Read access to one DuckDB results file. Raises UserError when it is missing, locked or of another format."""
 
-    def __init__(self, path: str | Path, *, read_only: bool = True) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = True, snapshot: bool = False) -> None:
+        """`snapshot`: while a run writes the file, read a copy taken now (report, view, runs, export)."""
         self.path = Path(path)
-        self.con: Connection = connect(self.path, read_only=read_only)
+        self.con: Connection = connect(self.path, read_only=read_only, snapshot=snapshot)
 
     # --- resumption -------------------------------------------------------------------------------------
 
@@ -180,6 +181,25 @@ class Results:
         rows = sql(self.con, "SELECT item_idx, kind, text, generation, tokens FROM memory WHERE run_key = ? "
                              "AND question_id = ? ORDER BY item_idx", [run_key, question_id])
         return [MemoryRow(int(i), k, unpack(t) or "", g, n) for i, k, t, g, n in rows]
+
+    def answer_prompts(self) -> dict[tuple[str, str], str]:
+        """(run_key, question_id) -> the Actor's question-time prompt as one text (its messages' contents joined),
+        for the questions that kept it (the last answer call of each)."""
+        rows = sql(self.con, "SELECT t.run_key, t.question_id, t.prompt FROM call_texts t JOIN calls c USING "
+                             "(run_key, question_id, call_idx) WHERE c.role = 'actor' AND c.phase = 'answer' AND "
+                             "t.prompt IS NOT NULL ORDER BY t.run_key, t.question_id, t.call_idx")
+        out = {}
+        for rk, qid, blob in rows:
+            msgs = unpack_messages(blob) or []
+            out[(str(rk), str(qid))] = "\n".join(str(m.get("content", "")) for m in msgs)
+        return out
+
+    def memory_rows(self) -> pd.DataFrame:
+        """Every memory view row (run_key, question_id, item_idx, kind, text decoded), in order."""
+        df = self._df("SELECT run_key, question_id, item_idx, kind, text FROM memory ORDER BY run_key, question_id, "
+                      "item_idx")
+        df["text"] = [unpack(t) or "" for t in df.text]
+        return df
 
     def memory_summary(self) -> pd.DataFrame:
         """Per run and question: memory items kept and the highest generation (OM: reflections so far)."""

@@ -41,5 +41,11 @@ def name_of(row: Mapping[str, Any]) -> str:
     if stored:
         return str(stored)
     subset = extra.get("subset_ids") if isinstance(extra, Mapping) else None
-    return run_name(str(row["run_key"]), str(row.get("name") or ""), str(row.get("strategy") or ""),
-                    row.get("dataset_split") or row.get("dataset_name"), len(subset) if subset else None)
+    return run_name(str(row["run_key"]), _text(row.get("name")), _text(row.get("strategy")),
+                    _text(row.get("dataset_split")) or _text(row.get("dataset_name")) or None,
+                    len(subset) if isinstance(subset, list) and subset else None)
+
+
+def _text(v: Any) -> str:
+    """A text column's value, "" for None or a missing value as pandas reads it (NaN)."""
+    return v if isinstance(v, str) else ""

@@ -42,6 +42,7 @@ class QuestionData:
     judgments: pd.DataFrame
     profiles: list[str]
     outputs: pd.DataFrame = field(default_factory=pd.DataFrame)  # memory_outputs rows of the question
+    benchmark: Any = None  # the run's benchmark (bench.benchmarks); None: LongMemEval
     max_chars: int = 20000  # per message or memory item; 0 = everything
 
     def clip(self, text: str | None) -> tuple[str, int]:
@@ -103,11 +104,44 @@ def judge(q: QuestionData) -> Section | None:
     return Section("judge", "Judge: prompt and verdict", "calls.html", {"calls": calls, "repeats": reps})
 
 
+def _prompt_text(q: QuestionData) -> str | None:
+    """The Actor's question-time prompt as one text, or None when its text was not stored."""
+    calls = [c for c in _calls_of(q, "answer") if c["kept"]]
+    if not calls:
+        return None
+    idx = calls[-1]["idx"]
+    msgs = q.texts.get(idx, (None, None))[0] or []
+    return "\n".join(str(m.get("content", "")) for m in msgs)
+
+
+def attribution_of(q: QuestionData) -> Any:
+    """Where the gold answer went (bench.report.attribution) for this question."""
+    from bench.benchmarks import get_benchmark
+    from bench.report.attribution import attribute
+
+    s = q.sample
+    single = getattr(get_benchmark("longmemeval") if q.benchmark is None else q.benchmark, "single_answer", None)
+    ok = not s.get("is_abstention") and (single is None or single(str(s.get("question_id")),
+                                                                   str(s.get("question_type"))))
+    label = s.get("label")
+    return attribute(s.get("gold_answer"), None if label is None else bool(label),
+                     [(m.item_idx, m.kind, m.text) for m in q.memory], _prompt_text(q), attributable=ok)
+
+
+def evidence(q: QuestionData) -> Section | None:
+    a = attribution_of(q)
+    if not a.attributable:
+        return None
+    return Section("evidence", "Where the gold answer went", "evidence.html", {"a": a, "has_memory": bool(q.memory)})
+
+
 def memory(q: QuestionData) -> Section:
     items = []
+    holding = set(attribution_of(q).holding)
     for m in q.memory:
         text, cut = q.clip(m.text)
-        items.append({"kind": m.kind, "generation": m.generation, "tokens": m.tokens, "text": text, "cut": cut})
+        items.append({"kind": m.kind, "generation": m.generation, "tokens": m.tokens, "text": text, "cut": cut,
+                      "full": m.text if cut else "", "holds": m.item_idx in holding})
     gen = max((m.generation for m in q.memory if m.generation is not None), default=None)
     return Section("memory", "Memory at question time", "memory.html",
                    {"entries": items, "generation": gen, "kind": q.run.kind})
@@ -152,18 +186,22 @@ def replay(q: QuestionData) -> Section | None:
     ev = [(float(r.turn), float(r.prompt_tokens), str(r.events)) for r in t.itertuples() if r.events]
     size = line_chart([Series("Actor prompt tokens", xs, [float(y) for y in t.prompt_tokens], q.run.color)],
                       Marks(ev, "#000"), y_label="Actor prompt tokens")
-    split = ""
+    split, stale = "", False
     if "memory_tokens" in t and t.memory_tokens.notna().any():
-        split = line_chart([Series("memory (observation log)", xs, [float(v) for v in t.memory_tokens.fillna(0)],
-                                   q.run.color),
-                            Series("raw messages", xs, [float(v) for v in t.raw_tokens.fillna(0)], "#bbbbbb")],
-                           y_label="tokens in the Actor context", stacked=True)
+        from bench.report.fig_replay import split_bands
+
+        mem, raw, rest, stale = split_bands(t)
+        split = line_chart([Series("memory (observations)", xs, mem, q.run.color),
+                            Series("raw messages", xs, raw, "#bbbbbb"),
+                            Series("system prompt and instructions", xs, rest, "#e4e4e4")],
+                           y_label="tokens in the Actor's prompt", stacked=True)
     counts: dict[str, int] = {}
     for _, _, e in ev:
         for name in e.split(","):
             counts[name] = counts.get(name, 0) + 1
     return Section("replay", "Prompt size over the replay", "replay.html",
-                   {"size": size, "split": split, "events": sorted(counts.items()), "n_turns": len(t)})
+                   {"size": size, "split": split, "stale": stale, "events": sorted(counts.items()),
+                    "n_turns": len(t)})
 
 
 def cache(q: QuestionData) -> Section | None:
@@ -185,7 +223,7 @@ def cache(q: QuestionData) -> Section | None:
 
 # a question page's sections, in order (bench.registry)
 SECTIONS: Registry[Callable[[QuestionData], Section | None]] = Registry("viewer section", {fn.__name__: fn for fn in (
-    question, judge, memory, memory_diagnostics, retrieval, actor_prompt, replay, cache,
+    question, evidence, judge, memory, memory_diagnostics, retrieval, actor_prompt, replay, cache,
 )})
 
 

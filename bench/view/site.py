@@ -63,15 +63,17 @@ def _run_diagnostics(label: str, outputs: pd.DataFrame, res: Any) -> dict[str, A
             "warning": d.warning(label)}
 
 
-def build_site(db: str | Path, out: str | Path, *, max_chars: int = 20000, profile: str = "openai") -> Site:
+def build_site(db: str | Path, out: str | Path, *, max_chars: int = 20000, profile: str = "openai",
+               datasets: list[str] | None = None) -> Site:
     """Write the site for every run in `db` into `out` (replacing an earlier site there). `max_chars`: the most
-    characters shown of one prompt message or memory item (the middle is left out; 0 = all). Raises UserError for
+    characters shown of one prompt message or memory item (the middle is left out; 0 = all); `datasets`: only the
+    runs measured on these. Raises UserError for
     a missing file, one of another format, or one without runs."""
     from bench.report.data import load
     from bench.store import Results
 
     db, out = Path(db), Path(out)
-    d = load(db, profile=profile)  # labels, colours and kinds as the report has them
+    d = load(db, profile=profile, datasets=datasets)  # labels, colours and kinds as the report has them
     if not d.runs:
         raise UserError(f"{db} holds no runs; run `ombench run` first")
     if out.exists():
@@ -85,7 +87,7 @@ def build_site(db: str | Path, out: str | Path, *, max_chars: int = 20000, profi
     all_rows: list[dict[str, Any]] = []
     run_rows = []
     n_questions = 0
-    with Results(db) as res:
+    with Results(db, snapshot=True) as res:
         profiles = res.profiles()
         for r in d.runs:
             meta = metas[r.run_key]
@@ -100,7 +102,8 @@ def build_site(db: str | Path, out: str | Path, *, max_chars: int = 20000, profi
                     texts=res.call_texts(r.run_key, qid), turns=res.turns(r.run_key, qid),
                     memory=res.memory(r.run_key, qid), retrieval=res.question_retrieval(r.run_key, qid),
                     judgments=res.question_judgments(r.run_key, qid), profiles=profiles, max_chars=max_chars,
-                    outputs=outputs[outputs.question_id == qid] if not outputs.empty else outputs)
+                    outputs=outputs[outputs.question_id == qid] if not outputs.empty else outputs,
+                    benchmark=d.benchmark)
                 page = out / href
                 page.parent.mkdir(parents=True, exist_ok=True)
                 page.write_text(env.get_template("question.html").render(

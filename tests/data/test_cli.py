@@ -30,7 +30,7 @@ def small_file(tmp_path: Path) -> Path:
 
 
 def test_check_prints_one_json_object(small_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rc, out, _ = run_cli(["data", "check", str(small_file)], capsys)
+    rc, out, _ = run_cli(["data", "check", str(small_file), "--json"], capsys)
     assert rc == 0 and out.count("\n") == 1
     summary = json.loads(out)
     assert set(summary) == KEYS
@@ -50,7 +50,7 @@ def test_check_oracle_with_data_dir(capsys: pytest.CaptureFixture[str]) -> None:
     folder = os.environ.get("LONGMEMEVAL_DATA_DIR")
     if not folder:
         pytest.skip("real data: set LONGMEMEVAL_DATA_DIR to the folder with longmemeval_oracle.json[.xz]")
-    rc, out, _ = run_cli(["data", "check", "longmemeval_oracle", "--data-dir", folder], capsys)
+    rc, out, _ = run_cli(["data", "check", "longmemeval_oracle", "--data-dir", folder, "--json"], capsys)
     summary = json.loads(out)
     assert rc == 0 and summary["n"] == 500 and summary["official"] is True and summary["split"] == "oracle"
     assert summary["sha256"].startswith("821a2034") and summary["abstention"] == 30
@@ -101,7 +101,7 @@ def test_installed_script_runs(small_file: Path) -> None:
     script = Path(sys.executable).parent / "ombench"
     if not script.exists():
         pytest.skip(f"no ombench script next to {sys.executable}; install the package (pip install -e .)")
-    proc = subprocess.run([str(script), "data", "check", str(small_file)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([str(script), "data", "check", str(small_file), "--json"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["n"] == 10
 
@@ -113,7 +113,7 @@ def test_check_shows_a_non_official_date_format(tmp_path: Path, capsys: pytest.C
         q["haystack_dates"] = [_iso(d) for d in q["haystack_dates"]]
     path = tmp_path / "iso.json"
     path.write_text(json.dumps(raw), encoding="utf-8")
-    rc, out, err = run_cli(["data", "check", str(path), "--no-tokens"], capsys)
+    rc, out, err = run_cli(["data", "check", str(path), "--no-tokens", "--json"], capsys)
     summary = json.loads(out)
     assert rc == 0 and summary["date_format"] == "non-official (ISO-8601)"
     assert "non-official date format" in summary["note"]
@@ -124,3 +124,26 @@ def _iso(stamp: str) -> str:
     from bench.benchmarks.longmemeval.dates import parse_lme_date
 
     return parse_lme_date(stamp).isoformat()
+
+
+def test_check_prints_a_table_by_default(small_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = run_cli(["data", "check", str(small_file)], capsys)
+    ds = load_dataset(str(small_file))
+    assert rc == 0 and err == ""  # no progress when stderr is not a terminal
+    assert ds.sha256 in out and "questions" in out and "median " in out
+    assert all(len(line) <= 80 for line in out.splitlines())
+
+
+def test_check_shows_progress_on_a_terminal(small_file: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from bench.cli.data import _token_sizes
+
+    buf = io.StringIO()
+    ds = load_dataset(str(small_file))
+    sizes = _token_sizes(ds.instances, Console(file=buf, force_terminal=True, width=80))
+    assert "counting haystack tokens" in buf.getvalue() and f"{len(ds)}/{len(ds)}" in buf.getvalue()
+    assert sizes == {"p50": sorted(haystack_tokens(ds.instances))[len(ds) // 2 - 1],
+                     "max": max(haystack_tokens(ds.instances))}

@@ -10,6 +10,7 @@ import random
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from bench.store.run_names import run_name
 from bench.store import (
     CallRow,
     JudgmentRow,
@@ -118,5 +119,8 @@ OUTPUTS = {
                MemoryOutputRow("observer", "clean", "", 1, 3000, 600)],
 }
 
-# the labels the report and summary give these runs
-LABELS = {"fc": "full_context", "om-10k": "om#1", "om-30k": "om#2", "external:zep": "zep"}
+# the labels the report, summary and viewer give these runs: their stable names (bench.store.run_names)
+LABELS = {"fc": run_name("fc", "fc", "full_context", "longmemeval_s"),
+          "om-10k": run_name("om-10k", "om-10k", "om", "longmemeval_s"),
+          "om-30k": run_name("om-30k", "om-30k", "om", "longmemeval_s"),
+          "external:zep": run_name("external:zep", "zep", "external:zep", None)}

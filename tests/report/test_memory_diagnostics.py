@@ -91,7 +91,7 @@ def test_a_run_with_unpriced_calls_shows_unpriced_not_zero(tmp_path: Path):
     lines = format_summary(rows, prof).splitlines()
     head = next(i for i, line in enumerate(lines) if "$/q" in line)
     cost_line = lines[head + 2]
-    assert cost_line.startswith("om ") and cost_line.split()[-1] == "unpriced" and "0.0000" not in cost_line
+    assert cost_line.startswith("local.om-") and cost_line.split()[-1] == "unpriced" and "0.0000" not in cost_line
 
 
 def test_the_report_and_the_viewer_show_the_diagnostics(tmp_path: Path):
@@ -111,7 +111,7 @@ def test_the_report_and_the_viewer_show_the_diagnostics(tmp_path: Path):
     assert 'id="memory-diagnostics"' in page and "copied_input" in page and "memory probably unusable" in page
     runs = {p.name: p.read_text() for p in (tmp_path / "site" / "runs").glob("*.html")}
     assert sum("Memory diagnostics" in t for t in runs.values()) == 2  # the two OM runs
-    fc = [p.read_text() for p in pages if ">full_context<" in p.read_text() or "full_context (" in p.read_text()]
+    fc = [p.read_text() for p in pages if LABELS["fc"] in p.read_text()]
     assert fc and all('id="memory-diagnostics"' not in t for t in fc)
 
 

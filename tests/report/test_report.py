@@ -39,6 +39,8 @@ def test_report_writes_pngs_and_references_them(small_db, tmp_path, capsys):
         assert f"{100 * sum(lab.values()) / len(lab):.1f}% [" in line
         assert "| 12 of 500 |" in line
         assert ("[offline engine]" in line) == (rk != "external:zep")
+        # the second judge's agreement sits beside the score it qualifies (only fc was judged twice)
+        assert ("; 2nd judge agrees " in line) == (rk == "fc")
     assert "[external]" in md and "McNemar" in md
     # the legend maps each short label to its run; the sections the issue asks for are there
     assert all(f"| {label} |" in md and rk in md for rk, label in LABELS.items())

@@ -20,7 +20,8 @@ def test_summary_warns_when_questions_were_answered_with_an_empty_memory(tmp_pat
     out = capsys.readouterr().out
     db = tmp_path / "bench.duckdb"
     [line] = empty_memory_warnings(db)
-    assert line.startswith("warning: om: 2 of 2 questions were answered with an empty memory") and line in out
+    assert line.startswith("warning: plain.om@synthetic") and line in out  # the run's stable name
+    assert ": 2 of 2 questions were answered with an empty memory" in line
     assert all(len(x) <= 100 for x in line.splitlines())
     with Results(db) as res:
         turns = res.turns()
@@ -29,8 +30,9 @@ def test_summary_warns_when_questions_were_answered_with_an_empty_memory(tmp_pat
 
     run_job(compose_cfg(tmp_path, "dataset.limit=2", "run_strategies=[om]", "experiment_name=finalized",
                         "strategies.om.params.message_tokens=30000", "strategies.om.params.finalize=true"))
-    # two runs of om: labels om#1 (finalized) and om#2 (plain); only the plain one is flagged
-    assert [w.split(":")[1].strip() for w in empty_memory_warnings(db)] == ["om#2"]
+    # two runs of om, named by their experiments; only the plain one is flagged
+    [flagged] = empty_memory_warnings(db)
+    assert flagged.startswith("warning: plain.om@synthetic")
     with Results(db) as res:
         turns = res.turns()
     assert turns.events.str.contains("observe").any()

@@ -80,7 +80,37 @@ def test_sweep_legend_keeps_what_tells_the_jobs_apart(tmp_path):
                       f"strategies.om.params.message_tokens={m},strategies.om.params.observation_tokens={o}]")))
             s.write_question(key, QuestionResult(SampleRow("q1", question_type="multi-session", label=True)))
     rows, profile = summary_rows(db)
-    legend = [x for x in format_summary(rows, profile).splitlines() if x.startswith("om#") and " = " in x]
+    legend = [x for x in format_summary(rows, profile).splitlines()
+              if x.startswith("om_threshold_sweep") and " = " in x]
     assert len(legend) == 4 and max(len(x) for x in legend) <= 100
-    shown = {x.split(" = ")[1].split("; ")[1] for x in legend}
+    shown = {x.split(" = ")[1].split("; ")[0] for x in legend}
     assert shown == {f"message_tokens={m}, observation_tokens={o}" for m, o in grid}
+
+
+def test_the_bar_keeps_count_elapsed_and_eta_at_80_columns():
+    # issue 26: below ~150 columns the bar used to drop n/N, elapsed and ETA and keep the token text
+    import io
+    import re
+
+    from rich.console import Console
+
+    for width in (80, 60):
+        buf = io.StringIO()
+        p = Progress("rich", console=Console(file=buf, width=width, force_terminal=True, color_system=None))
+        with p:
+            p.start_run("om_threshold_sweep_job", total=500, done=3)
+            p.advance("om_threshold_sweep_job")
+        text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buf.getvalue()).replace("\r", "\n")
+        last = [ln for ln in text.splitlines() if ln.strip()][-1]
+        assert len(last) <= width and "4/500" in last and re.search(r"\d:\d\d:\d\d eta ", last), (width, last)
+
+
+def test_sweep_jobs_progress_lines_are_told_apart():
+    from bench.report.labels import progress_label
+
+    a = progress_label("om", "om_threshold_sweep[strategies.om.params.message_tokens=1500,"
+                             "strategies.om.params.observation_tokens=1000]")
+    b = progress_label("om", "om_threshold_sweep[strategies.om.params.message_tokens=3000,"
+                             "strategies.om.params.observation_tokens=1000]")
+    assert (a, b) == ("om 1500,1000", "om 3000,1000")
+    assert progress_label("om", "quick") == "om"  # a plain run: the strategy alone, as before

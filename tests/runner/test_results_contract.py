@@ -42,7 +42,7 @@ def test_runs_record_provenance_and_summary_tells_datasets_apart(tmp_path) -> No
 
     rows, profile = summary_rows(db)
     labels = [r["label"] for r in rows]
-    assert len(set(labels)) == 2 and all(label.startswith("om@synthetic:") for label in labels)  # told apart
+    assert len(set(labels)) == 2 and all(label.startswith("quick.om@synthetic") for label in labels)  # told apart
     text = format_summary(rows, profile)
     assert all(len(line) <= 100 for line in text.splitlines())
     assert {r["dataset"] for r in rows} == {f"synthetic:{r.dataset_sha256[:8]}" for r in runs if r and r.dataset_sha256}

@@ -190,3 +190,26 @@ async def test_engine_events_of_background_work_reach_the_turn_events():
     results = await replay(s, view5())
     events = [e for r in results for e in r.events]
     assert "observation_rejected" in events and "observe" not in events  # buffered and sync calls both refused
+
+
+@pytest.mark.parametrize("profile", ["m11", "m31"])
+async def test_memory_and_raw_split_is_what_the_actor_prompt_held(profile):
+    # issue 26: the split the context chart draws is read from the Actor's prompt, not from the resource's
+    # unobserved tokens (before the first observation the Actor sees its own thread only)
+    s = om({"profile": profile})
+    results = await replay(s, view5())
+    first_obs = next(i for i, r in enumerate(results) if "observe" in r.events)
+    seen_other_threads = False
+    for i, r in enumerate(results):
+        if r.prompt is None:
+            continue
+        meta, total = r.prompt.meta, token_count(r.prompt)
+        raw = sum(s.ctx.tokens(g.text) for g in r.prompt.segments if g.key.startswith("msg:") or g.key == "om:other")
+        assert meta["raw_tokens"] == raw and meta["memory_tokens"] + meta["raw_tokens"] <= total, i
+        if i < first_obs:
+            assert meta["memory_tokens"] == 0
+            if meta["pending_tokens"] > meta["raw_tokens"] + 100:
+                seen_other_threads = True  # other sessions' unobserved messages: not in the prompt, not drawn
+        elif i > first_obs:
+            assert meta["memory_tokens"] > 0
+    assert seen_other_threads

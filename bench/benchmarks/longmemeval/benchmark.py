@@ -12,7 +12,7 @@ deterministic sample in its format), `export` (the official JSONL files and metr
 from __future__ import annotations
 
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from bench.benchmarks.base import Evidence, IsolationUnit
 from bench.benchmarks.longmemeval import rules
@@ -101,6 +101,18 @@ class LongMemEval:
         from bench.benchmarks.longmemeval.retrieval import retrieval_rows
 
         return retrieval_rows(question, meta)
+
+    def single_answer(self, question_id: str, question_type: str) -> bool:
+        """Whether the question has one answer a text can hold (not an abstention `_abs`, not a preference
+        question's rubric): what evidence attribution (bench.report.attribution) can trace."""
+        return not rules.is_abstention(question_id) and question_type != "single-session-preference"
+
+    def judge_probes(self, questions: Sequence[Instance], n: int, seed: int = 0) -> list[Any]:
+        """Wrong-but-on-topic and correct responses to `n` of `questions` for `ombench judge-audit`
+        (bench.benchmarks.longmemeval.judge_probes)."""
+        from bench.benchmarks.longmemeval.judge_probes import judge_probes
+
+        return list(judge_probes(questions, n, seed))
 
     def judge_name(self, model: str) -> str:
         """A judge model as the official scripts name it (`openai/gpt-4o-2024-08-06` -> `gpt-4o-2024-08-06`)."""

@@ -98,7 +98,7 @@ def _check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     code = ("import atexit, sys; from bench.cli import main; atexit.register(lambda: print("
             "'download manager:', 'datasets.download.download_manager' in sys.modules, file=sys.stderr)); "
             "sys.exit(main(sys.argv[1:]))")
-    return subprocess.run([sys.executable, "-c", code, "data", "check", "longmemeval_oracle", "--no-tokens"],
+    return subprocess.run([sys.executable, "-c", code, "data", "check", "longmemeval_oracle", "--no-tokens", "--json"],
                           capture_output=True, text=True, env=env, timeout=120)
 
 
