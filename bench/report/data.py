@@ -92,6 +92,8 @@ class ReportData:
     memory_outputs: pd.DataFrame = field(default_factory=pd.DataFrame)  # Observer/Reflector calls by outcome
     memory_summary: pd.DataFrame = field(default_factory=pd.DataFrame)  # per question: generation, memory size
     unpriced: pd.DataFrame = field(default_factory=pd.DataFrame)  # per run and model: calls without a price
+    retried: pd.DataFrame = field(default_factory=pd.DataFrame)  # per question: label, label_retried, n_tries
+    retry_specs: dict[str, dict[str, Any]] = field(default_factory=dict)  # run_key -> answer.retries (runs that retried)
     benchmark: Any = None  # the runs' benchmark (bench.benchmarks): type order, labels, reference judge
 
     def __post_init__(self) -> None:
@@ -178,7 +180,7 @@ def load(db: str | Path, profile: str = "openai") -> ReportData:
         extra = dict(latency=res.latency_by_role(), cost_by_role=res.cost_by_role(), events=res.event_counts(),
                      retrieval=res.retrieval(), judge_labels=res.judge_labels(), judge_repeats=res.judgment_repeats(),
                      memory_outputs=res.memory_outputs(), memory_summary=res.memory_summary(),
-                     unpriced=res.unpriced_calls())
+                     unpriced=res.unpriced_calls(), retried=res.retried_labels())
     runs = []
     for r in runs_df.itertuples():
         config = _json(r.config)
@@ -206,9 +208,14 @@ def load(db: str | Path, profile: str = "openai") -> ReportData:
         )
         for r in runs
     }
+    specs = {}
+    for r in runs_df.itertuples():
+        got = ((_json(getattr(r, "extra", None)).get("spec") or {}).get("answer") or {}).get("retries")
+        if isinstance(got, dict):
+            specs[r.run_key] = got
     return ReportData(runs=runs, samples=samples, metrics=metrics, cache=cache, prefill=prefill, cost=cost,
                       turns=turns, profile=choose_profile(profile, profiles), profiles=profiles,
-                      benchmark=benchmark, **extra)
+                      benchmark=benchmark, retry_specs=specs, **extra)
 
 
 def _colour(runs: list[RunInfo]) -> None:

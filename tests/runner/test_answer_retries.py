@@ -82,6 +82,15 @@ def test_retries_store_tries_and_report_both_scores(tmp_path, scripted_judge) ->
     text = format_summary(rows, prof)
     assert "with retries (Mastra runner's count" in text and "single-try" in text
     assert "all wrong answers, up to 2 retries" in text
+    # the report's headline keeps single-try and adds a table for the runs that retried
+    from bench.report.data import load
+    from bench.report.tables import headline
+
+    blocks = headline(load(db))
+    retried = [b for b in blocks if b[0] == "table" and b[1][0] == "run" and "with retries (macro)" in b[1]]
+    assert len(retried) == 1 and len(retried[0][2]) == 1
+    row = retried[0][2][0]
+    assert row[1].startswith("33.3%") and row[2].startswith("66.7%") and row[4:6] == ["2", "1"]
 
     n1 = _counts(db)
     again = run_job(compose_cfg(tmp_path, *ARGS, "answer.retries.max=2"))
