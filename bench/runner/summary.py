@@ -80,7 +80,7 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
             "stopped": _extra(extras.get(h.run_key)).get("stopped"),
             "failures": _extra(extras.get(h.run_key)).get("failures") or [],
             "n_failures": int(_extra(extras.get(h.run_key)).get("n_failures") or 0),
-            "retries": retry_scores(_retry_spec(extras.get(h.run_key)), retried[retried.run_key == h.run_key]),
+            "retries": retry_scores(retry_spec(extras.get(h.run_key)), retried[retried.run_key == h.run_key]),
         })
     return rows, prof
 
@@ -94,7 +94,7 @@ def _extra(extra: Any) -> dict[str, Any]:
     return dict(got) if isinstance(got, dict) else {}
 
 
-def _retry_spec(extra: Any) -> dict[str, Any] | None:
+def retry_spec(extra: Any) -> dict[str, Any] | None:
     """answer.retries as the run key kept it (runs.extra `spec`), or None when the run did not retry."""
     got = ((_extra(extra).get("spec") or {}).get("answer") or {}).get("retries")
     return dict(got) if isinstance(got, dict) else None

@@ -58,7 +58,7 @@ def _counts(db):
 ARGS = ("dataset.limit=3", "run.concurrency=1", "run_strategies=[om,full_context]")
 
 
-def test_retries_store_tries_and_report_both_scores(tmp_path, scripted_judge) -> None:
+def test_retries_store_tries_and_report_both_scores(tmp_path, scripted_judge, capsys) -> None:
     db = tmp_path / "bench.duckdb"
     out = run_job(compose_cfg(tmp_path, *ARGS, "answer.retries.max=2"))
     assert [o.computed for o in out] == [3, 3] and all(o.failed == 0 for o in out)
@@ -91,6 +91,17 @@ def test_retries_store_tries_and_report_both_scores(tmp_path, scripted_judge) ->
     assert len(retried) == 1 and len(retried[0][2]) == 1
     row = retried[0][2][0]
     assert row[1].startswith("33.3%") and row[2].startswith("66.7%") and row[4:6] == ["2", "1"]
+
+    # `ombench runs --json`: the with-retries score of the retrying run, null for the other
+    import argparse
+    import json
+
+    from bench.cli import runs as runs_cli
+
+    capsys.readouterr()
+    assert runs_cli.run(argparse.Namespace(db=str(db), json=True)) == 0
+    listed = {r["run_key"]: r for r in json.loads(capsys.readouterr().out)}
+    assert listed[om_key]["retries"]["micro"] == pytest.approx(2 / 3) and listed[fc_key]["retries"] is None
 
     n1 = _counts(db)
     again = run_job(compose_cfg(tmp_path, *ARGS, "answer.retries.max=2"))
