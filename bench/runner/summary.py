@@ -122,8 +122,8 @@ def retries_table(rows: list[dict[str, Any]]) -> list[str]:
     if not got:
         return []
     head = f"{'run':<{LABEL_W}}{'micro':>8}{'macro':>8}{'retried':>9}{'recovered':>11}  flagged"
-    lines = ["with retries (Mastra runner's count: a wrong answer asked again on a fresh thread; correct if any "
-             "try passes)", head, "-" * len(head)]
+    lines = ["with retries (Mastra runner's count: wrong answers asked again on a fresh thread; any pass counts)",
+             head, "-" * len(head)]
     for r in got:
         x = r["retries"]
         flagged = "all wrong answers" if x["n_flagged"] is None else f"{x['n_flagged']} ids"
