@@ -170,3 +170,31 @@ def test_run_key_follows_the_flag_list_not_its_path(tmp_path) -> None:
     root = validate(compose_cfg(tmp_path, "answer.retries.max=3"))
     assert run_key(root, "om", "sha", None) != run_key(validate(compose_cfg(tmp_path, "answer.retries.max=2")),
                                                        "om", "sha", None)
+
+
+def test_a_failed_retry_is_stored_with_its_reason_and_computed_again(tmp_path, monkeypatch) -> None:
+    from bench.gateway import GatewayError
+
+    real = judge_mod.Judge.judge
+    state = {"fail": True, "n": {}}
+
+    async def judge(self, question_id, question_type, question, answer, hypothesis):
+        got = await real(self, question_id, question_type, question, answer, hypothesis)
+        k = state["n"][question_id] = state["n"].get(question_id, 0) + 1
+        if k == 2 and state["fail"]:  # the first retry's judge call fails for good
+            raise GatewayError("server_error", "judge down")
+        got.label, got.raw = k > 1, "yes" if k > 1 else "no"  # wrong at first, right on a retry
+        return got
+
+    monkeypatch.setattr(judge_mod.Judge, "judge", judge)
+    db = tmp_path / "bench.duckdb"
+    args = ("dataset.limit=1", "run_strategies=[om]", "answer.retries.max=2")
+    run_job(compose_cfg(tmp_path, *args))
+    (err,) = _q(db, "SELECT error FROM samples")[0:1]
+    assert err[0].startswith("retry 1: server_error")
+    assert _q(db, "SELECT try_idx, error IS NOT NULL FROM answer_tries") == [(1, True)]
+    state["fail"], state["n"] = False, {}
+    out = run_job(compose_cfg(tmp_path, *args))
+    assert out[0].computed == 1  # the errored question is computed again, its tries replaced
+    assert _q(db, "SELECT error FROM samples") == [(None,)]
+    assert _q(db, "SELECT try_idx, label FROM answer_tries") == [(1, True)]
