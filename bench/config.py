@@ -85,6 +85,17 @@ class ReplayCfg:
 
 
 @dataclass
+class RetriesCfg:
+    """answer.retries: a wrong answer asked again on a fresh question thread (Mastra's LongMemEval runner,
+    explorations/longmemeval src/commands/run.ts: `maxRetries = requiresRetry ? 2 : 0`, correct if any try
+    passes). Only strategies that ask the question in a question thread of their own (a `question_thread`
+    param: om) retry; the single-try score stays the headline (bench.evaluate.retries)."""
+
+    max: int = 0  # retries after a wrong first answer (0 = off; Mastra's runner: 2)
+    flags_file: Optional[str] = None  # JSON list or text file of question ids that may retry; null: every question
+
+
+@dataclass
 class AnswerCfg:
     method: str = "con"
     history_format: str = "json"
@@ -95,6 +106,7 @@ class AnswerCfg:
     # run time (pinned, sha256-checked, as the judge's file), no system message (bench.benchmarks.longmemeval.
     # official_reader)
     prompt: str = "packaged"
+    retries: RetriesCfg = field(default_factory=RetriesCfg)
 
 
 
@@ -278,6 +290,14 @@ def _check_numbers(root: RootCfg) -> None:
     _at_least("dataset.per_type", d.per_type, 1, "questions per type", optional=True)
     _at_least("dataset.sample", d.sample, 1, "questions", optional=True)
     _at_least("judge.repeats", root.judge.repeats, 1)
+    _at_least("answer.retries.max", a.retries.max, 0, "retries of a wrong answer (0 = off; Mastra's runner: 2)")
+    if a.retries.flags_file is not None:
+        from bench.evaluate.retries import load_flags
+
+        if a.retries.max == 0:
+            raise ConfigError(f"answer.retries.flags_file={a.retries.flags_file!r} is set but answer.retries.max=0: "
+                              "set answer.retries.max (Mastra's runner: 2) or remove the file")
+        load_flags(a.retries.flags_file)
     _at_least("run.epoch", root.run.epoch, 0)
     _at_least("dry_run_sample", root.dry_run_sample, 0, "questions (0 = all)")
     _at_least("replay.turn_offset_s", root.replay.turn_offset_s, 0, "seconds")

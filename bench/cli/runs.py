@@ -15,12 +15,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
+    from bench.runner.summary import retry_spec, retry_scores
     from bench.store import Results
     from bench.store.run_names import name_of
     from bench.store.db import sql
 
     with Results(args.db, snapshot=True) as res:
         counts = dict(sql(res.con, "SELECT run_key, count(*) FROM samples GROUP BY run_key"))
+        retried = res.retried_labels()
         rows = []
         for r in res.runs().to_dict("records"):
             key = str(r["run_key"])
@@ -30,6 +32,8 @@ def run(args: argparse.Namespace) -> int:
                 "n_planned": None if r.get("n_questions_planned") is None else int(r["n_questions_planned"]),
                 "actor_model": r.get("actor_model"), "judge_model": r.get("judge_model"),
                 "status": r.get("status"), "started_at": None if r.get("started_at") is None else str(r["started_at"]),
+                # answer.retries: the single-try and the with-retries (Mastra runner's count) scores, else null
+                "retries": retry_scores(retry_spec(r.get("extra")), retried[retried.run_key == key]),
             })
     if args.json:
         print(json.dumps(rows, default=str))
@@ -42,12 +46,19 @@ def run(args: argparse.Namespace) -> int:
     t.add_column("dataset", no_wrap=True)
     t.add_column("n", justify="right", no_wrap=True)
     t.add_column("models", overflow="fold")
+    retrying = any(r["retries"] for r in rows)
+    if retrying:
+        t.add_column("with retries", overflow="fold")  # micro: single-try -> with retries (Mastra runner's count)
     t.add_column("status", no_wrap=True)
     t.add_column("date", overflow="fold")
     for r in rows:
         n = f"{r['n']}/{r['n_planned']}" if r["n_planned"] is not None else str(r["n"])
         models = " / ".join(str(m) for m in (r["actor_model"], r["judge_model"]) if m)
-        t.add_row(r["name"], str(r["dataset"] or "-"), n, models or "-", str(r["status"]),
-                  (r["started_at"] or "-")[:16])
+        cells = [r["name"], str(r["dataset"] or "-"), n, models or "-"]
+        if retrying:
+            x = r["retries"]
+            cells.append("-" if not x or x["micro"] is None else
+                         f"{100 * x['micro']:.1f}% ({x['n_recovered']} recovered; single-try is the headline)")
+        t.add_row(*cells, str(r["status"]), (r["started_at"] or "-")[:16])
     Console().print(t)
     return 0

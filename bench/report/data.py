@@ -93,6 +93,8 @@ class ReportData:
     memory_summary: pd.DataFrame = field(default_factory=pd.DataFrame)  # per question: generation, memory size
     unpriced: pd.DataFrame = field(default_factory=pd.DataFrame)  # per run and model: calls without a price
     attribution: pd.DataFrame = field(default_factory=pd.DataFrame)  # per judged question: where the answer went
+    retried: pd.DataFrame = field(default_factory=pd.DataFrame)  # per question: label, label_retried, n_tries
+    retry_specs: dict[str, dict[str, Any]] = field(default_factory=dict)  # run_key -> answer.retries (runs that retried)
     benchmark: Any = None  # the runs' benchmark (bench.benchmarks): type order, labels, reference judge
 
     def __post_init__(self) -> None:
@@ -192,7 +194,7 @@ def load(db: str | Path, profile: str = "openai", datasets: list[str] | None = N
         extra = dict(latency=res.latency_by_role(), cost_by_role=res.cost_by_role(), events=res.event_counts(),
                      retrieval=res.retrieval(), judge_labels=res.judge_labels(), judge_repeats=res.judgment_repeats(),
                      memory_outputs=res.memory_outputs(), memory_summary=res.memory_summary(),
-                     unpriced=res.unpriced_calls())
+                     unpriced=res.unpriced_calls(), retried=res.retried_labels())
     runs = []
     for row in runs_df.to_dict("records"):
         key, strategy, config = str(row["run_key"]), row.get("strategy") or "?", _json(row.get("config"))
@@ -228,9 +230,14 @@ def load(db: str | Path, profile: str = "openai", datasets: list[str] | None = N
 
     kept = all_samples[all_samples.run_key.isin([r.run_key for r in runs])]
     attribution = attribution_table(kept, memory_rows, answer_prompts, getattr(benchmark, "single_answer", None))
+    specs = {}
+    for r in runs_df.itertuples():
+        got = ((_json(getattr(r, "extra", None)).get("spec") or {}).get("answer") or {}).get("retries")
+        if isinstance(got, dict):
+            specs[r.run_key] = got
     return ReportData(runs=runs, samples=samples, metrics=metrics, cache=cache, prefill=prefill, cost=cost,
                       turns=turns, profile=choose_profile(profile, profiles), profiles=profiles,
-                      benchmark=benchmark, attribution=attribution, **extra)
+                      benchmark=benchmark, attribution=attribution, retry_specs=specs, **extra)
 
 
 def _pick(runs: list[RunInfo], runs_df: pd.DataFrame, wanted: list[str], db: str | Path) -> list[RunInfo]:

@@ -18,7 +18,7 @@ from bench.gateway.errors import RUN_FATAL_KINDS, parse_error_text
 from bench.roles import Role
 from bench.runner.budget import Budget
 from bench.runner.checkpoint import CheckpointStore
-from bench.runner.keys import ingest_key, run_key
+from bench.runner.keys import ingest_key, retry_policy, run_key
 from bench.runner.manifest import build_manifest
 from bench.runner.progress import Progress
 from bench.runner.question import QuestionEnv, answer_question, ingested
@@ -119,6 +119,7 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
         second_judge=Judge(gateway.model(SECOND_JUDGE), model_name=j.second_model, role=SECOND_JUDGE, parse=j.parse,
                            source=j.source, template_set=judge.template_set, benchmark=job.benchmark)
         if j.second_model else None,
+        retries=retry_policy(job, strategy),
     )
     budget = budget or Budget(cfg.run.max_usd)
     out = RunOutcome(key, strategy, n_total, 0, n_total - len(todo_ids), 0)

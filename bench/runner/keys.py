@@ -94,17 +94,32 @@ def judge_spec(job: Job | RootCfg, endpoints: Endpoints | None = None) -> dict[s
             "parse": j.parse, "repeats": j.repeats}
 
 
+def retry_policy(job: Job | RootCfg, strategy: str) -> Any:
+    """answer.retries as it applies to `strategy` (bench.evaluate.retries.RetryPolicy; disabled for a strategy
+    without a question thread of its own)."""
+    from bench.evaluate.retries import RetryPolicy, strategy_retries
+
+    job = as_job(job)
+    if not strategy_retries(job.spec(strategy).params):
+        return RetryPolicy()
+    return RetryPolicy.of(job.cfg.answer.retries)
+
+
 def run_spec(job: Job | RootCfg, strategy: str, dataset_sha: str, subset_ids: list[str] | None,
              endpoints: Endpoints | None = None) -> dict[str, Any]:
     job = as_job(job)
     cfg = job.cfg
+    answer: dict[str, Any] = {"method": cfg.answer.method, "history_format": cfg.answer.history_format,
+                              "max_tokens": cfg.answer.max_tokens, "temperature": cfg.answer.temperature}
+    policy = retry_policy(job, strategy)
+    if policy.enabled:  # only a retrying run gets the key: every other run keeps its key
+        answer["retries"] = policy.spec()
     return {
         "ingest": ingest_spec(job, strategy, dataset_sha, endpoints),
         "dataset": {"name": cfg.dataset.name, "subset": subset_ids},
         "actor": _role(job, Role.ACTOR, endpoints),
         "judge": judge_spec(job, endpoints),
-        "answer": {"method": cfg.answer.method, "history_format": cfg.answer.history_format,
-                   "max_tokens": cfg.answer.max_tokens, "temperature": cfg.answer.temperature},
+        "answer": answer,
         "epoch": cfg.run.epoch,
     }
 

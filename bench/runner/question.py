@@ -4,7 +4,7 @@ the store writes in one transaction per question."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -12,6 +12,7 @@ from bench.benchmarks.base import Unit
 from bench.data.schema import Instance
 from bench.prompt import Prompt
 from bench.config import answer_reserve
+from bench.evaluate.retries import RetryPolicy
 from bench.records import CallRecord, collect_calls
 from bench.roles import Role
 from bench.runner.checkpoint import CheckpointStore
@@ -22,6 +23,7 @@ from bench.store.contract import (
     MemoryRow,
     QuestionResult,
     SampleRow,
+    TryRow,
     TurnRow,
 )
 from bench.strategies import StrategySpec
@@ -49,6 +51,7 @@ class QuestionEnv:
     pricing: CachePricing  # prices the simulated caches for the models of this run
     judge_model_name: str
     second_judge: Judge | None = None  # judge.second_model: every question judged again, for agreement
+    retries: RetryPolicy = field(default_factory=RetryPolicy)  # answer.retries, where the strategy retries
 
 
 def call_row(rec: CallRecord, idx: int, phase: str) -> dict[str, Any]:
@@ -237,6 +240,9 @@ async def answer_question(inst: Instance, got: Ingested, restored: bool, env: Qu
                 )
             except GatewayError as exc:
                 error = f"second judge: {exc}"
+    tries: list[_Try] = []
+    if error is None and judgment is not None and not judgment.label and env.retries.may_retry(inst.question_id):
+        tries, error = await retry_wrong_answer(inst, qprompt, env)
 
     keep = cfg.output.store_prompts != "none"  # question-time prompts and replies are kept unless turned off
     calls = [priced_call(c, env.pricing, cfg.model.actor.model) for c in got.calls]
@@ -247,6 +253,12 @@ async def answer_question(inst: Instance, got: Ingested, restored: bool, env: Qu
         if not keep:
             rec.messages = rec.response = None
         calls.append(CallRow.from_record(rec, len(calls), "answer" if rec.role == "actor" else "judge"))
+    for t in tries:  # a retry's calls: phase "retry" (Actor) and "judge"; no simulated cache (same prompt again)
+        for rec in t.calls:
+            rec.cache = {}
+            if not keep:
+                rec.messages = rec.response = None
+            calls.append(CallRow.from_record(rec, len(calls), RETRY_PHASE if rec.role == "actor" else "judge"))
     sample = sample_row(inst, env, calls, hypothesis, judgment, error, restored)
     if second is not None:
         sample = replace(sample, label_second=bool(second.label), judge_second_raw=second.raw,
@@ -259,7 +271,48 @@ async def answer_question(inst: Instance, got: Ingested, restored: bool, env: Qu
         memory=got.memory,
         retrieval=env.job.benchmark.retrieval_rows(inst, qprompt.meta, unit_key),
         outputs=got.outputs,
+        tries=[t.row for t in tries],
     )
+
+
+RETRY_PHASE = "retry"  # the calls phase of a retry's Actor call
+
+
+@dataclass
+class _Try:
+    row: TryRow
+    calls: list[CallRecord]
+
+
+async def retry_wrong_answer(inst: Instance, qprompt: Prompt, env: QuestionEnv) -> tuple[list[_Try], str | None]:
+    """Ask a wrongly answered question again, up to `env.retries.max` times, stopping at the first pass (Mastra's
+    runner, bench.evaluate.retries). Each try is a fresh question thread: memory is read-only at question time
+    and the new thread holds only the question, so the prompt is the first try's; the request carries
+    `attempt=k`, so the response cache never hands back the first answer. Returns the tries and the error of a
+    try whose call failed (the question is then stored with it, and the next run computes it again)."""
+    from bench.evaluate.answer import answer as answer_call
+    from bench.gateway import GatewayError
+
+    cfg = env.job.cfg
+    tries: list[_Try] = []
+    for k in range(1, env.retries.max + 1):
+        hypothesis, judgment, error = "", None, None
+        with collect_calls() as calls:
+            try:
+                hypothesis, _ = await answer_call(env.gateway.model(Role.ACTOR), qprompt,
+                                                  max_tokens=cfg.answer.max_tokens,
+                                                  temperature=cfg.answer.temperature, attempt=k)
+                judgment = await env.judge.judge(inst.question_id, inst.question_type, inst.question, inst.answer,
+                                                 hypothesis)
+            except GatewayError as exc:
+                error = f"retry {k}: {exc}"
+        label = bool(judgment.label) if judgment is not None else None
+        tries.append(_Try(TryRow(k, hypothesis, label, judgment.raw if judgment else None, error), list(calls)))
+        if error is not None:
+            return tries, error
+        if label:
+            break
+    return tries, None
 
 
 def past_window(prompt: Prompt, window: int, answer_tokens: int, strategy: str) -> str | None:

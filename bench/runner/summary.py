@@ -53,6 +53,7 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
         extras = {r.run_key: r.extra for r in runs.itertuples()} if "extra" in runs else {}
         diagnostics = by_run(res.memory_outputs(), res.memory_summary())
         unpriced = res.unpriced_calls()
+        retried = res.retried_labels()
     ids = [RunId(h.run_key, h.name or h.run_key, h.strategy or "?", _kind(h.strategy or "?", configs.get(h.run_key)),
                  dataset_label(_opt(h.dataset_name), _opt(h.dataset_sha256))) for h in heads.itertuples()]
     labels, sweeps = names, swept_by_run(ids)
@@ -83,6 +84,7 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
             "stopped": _extra(extras.get(h.run_key)).get("stopped"),
             "failures": _extra(extras.get(h.run_key)).get("failures") or [],
             "n_failures": int(_extra(extras.get(h.run_key)).get("n_failures") or 0),
+            "retries": retry_scores(retry_spec(extras.get(h.run_key)), retried[retried.run_key == h.run_key]),
         })
     return rows, prof
 
@@ -94,6 +96,45 @@ def _extra(extra: Any) -> dict[str, Any]:
     except ValueError:
         return {}
     return dict(got) if isinstance(got, dict) else {}
+
+
+def retry_spec(extra: Any) -> dict[str, Any] | None:
+    """answer.retries as the run key kept it (runs.extra `spec`), or None when the run did not retry."""
+    got = ((_extra(extra).get("spec") or {}).get("answer") or {}).get("retries")
+    return dict(got) if isinstance(got, dict) else None
+
+
+def retry_scores(spec: dict[str, Any] | None, df: pd.DataFrame) -> dict[str, Any] | None:
+    """The "with retries" score of a run that retried (bench.evaluate.retries): micro and macro over the
+    questions judged, counting a question correct when its first try or any retry passed (Mastra runner's
+    count), the questions retried and those a retry recovered; None for a run without retries."""
+    if spec is None:
+        return None
+    judged = df[df.label_retried.notna()]
+    lab = judged.label_retried.astype(bool)
+    per_type = lab.groupby(judged.question_type).mean() if len(judged) else pd.Series(dtype=float)
+    return {"max": spec.get("max"), "n_flagged": spec.get("n_flagged"),
+            "micro": float(lab.mean()) if len(judged) else None,
+            "macro": float(per_type.mean()) if len(per_type) else None,
+            "n_retried": int((df.n_tries > 0).sum()),
+            "n_recovered": int((judged.label_retried.astype(bool) & ~judged.label.astype(bool)).sum())}
+
+
+def retries_table(rows: list[dict[str, Any]]) -> list[str]:
+    """The second score of runs that retried wrong answers, beside the single-try table (empty without any)."""
+    got = [r for r in rows if r.get("retries")]
+    if not got:
+        return []
+    head = f"{'run':<{LABEL_W}}{'micro':>8}{'macro':>8}{'retried':>9}{'recovered':>11}  flagged"
+    lines = ["with retries (Mastra runner's count: wrong answers asked again on a fresh thread; any pass counts)",
+             head, "-" * len(head)]
+    for r in got:
+        x = r["retries"]
+        flagged = "all wrong answers" if x["n_flagged"] is None else f"{x['n_flagged']} ids"
+        lines.append(f"{_cut(r['label'], LABEL_W - 1):<{LABEL_W}}{_pct(x['micro'], 8)}{_pct(x['macro'], 8)}"
+                     f"{x['n_retried']:>9}{x['n_recovered']:>11}  {flagged}, up to {x['max']} retries")
+    lines.append("the table above is single-try (first answer only, the headline); this one adds the retries")
+    return lines
 
 
 STOP_LABELS = {"budget": "stopped (budget)", "error": "stopped (error)", "storage": "stopped (disk)"}
@@ -241,7 +282,11 @@ def format_summary(rows: list[dict[str, Any]], profile: str, n_dataset: int | No
                    split: str | None = None) -> str:
     """The summary block: accuracy table, cost table, the labels that need explaining, notes. Every line fits
     100 columns."""
-    out = accuracy_table(rows) + [""] + cost_table(rows, profile)
+    out = accuracy_table(rows)
+    retried = retries_table(rows)
+    if retried:
+        out += [""] + retried
+    out += [""] + cost_table(rows, profile)
     memory = memory_table(rows)
     if memory:
         out += [""] + memory

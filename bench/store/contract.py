@@ -25,6 +25,7 @@ from bench.records import CallRecord
 #    retrieval (recall@k of retrieving strategies).
 # 3: calls keep cost_known (False: no price known, shown as unpriced) and finish_reason; new table memory_outputs
 #    (Observer/Reflector calls per role, outcome and guard reason, with their tokens).
+# (no bump) new table answer_tries: an older file gains it empty when opened for writing; no column changed.
 FORMAT_VERSION = 3
 
 # Per cache profile: {"cached": tokens, "prefill": tokens, "write": tokens, "cost_usd": USD} (as the simulators give)
@@ -172,6 +173,19 @@ class JudgmentRow:
 
 
 @dataclass(frozen=True)
+class TryRow:
+    """One row of `answer_tries` (less run_key, question_id): a retry of a wrong answer (answer.retries,
+    bench.evaluate.retries). try_idx 1.. (the first try is the sample itself); its calls are in `calls` with phase
+    `retry` (Actor) and `judge`."""
+
+    try_idx: int
+    hypothesis: str | None = None
+    label: bool | None = None
+    judge_raw: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class MemoryRow:
     """One row of `memory` (less run_key, question_id): one item of the memory the question was answered from,
     as the strategy's `memory_view` reads its state (OM: the active observation log, earlier reflections,
@@ -239,6 +253,7 @@ class QuestionResult:
     memory: Sequence[MemoryRow] = ()
     retrieval: Sequence[RetrievalRow] = ()
     outputs: Sequence[MemoryOutputRow] = ()
+    tries: Sequence[TryRow] = ()  # retries of a wrong answer (answer.retries), in order
 
     @property
     def question_id(self) -> str:

@@ -214,6 +214,22 @@ class Results:
         return self._df("SELECT run_key, question_id, role, outcome, reason, calls, input_tokens, output_tokens "
                         f"FROM memory_outputs {where} ORDER BY run_key, question_id, role, outcome, reason", params)
 
+    def retried_labels(self) -> pd.DataFrame:
+        """Per run and question: the single-try `label`, `label_retried` (Mastra runner's count: the first try or
+        any retry passed; None when the first try was not judged), `n_tries` (retries made) and question_type,
+        is_abstention. Empty for a file written before `answer_tries` existed (opened read-only)."""
+        have = sql(self.con, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'answer_tries'")
+        if not have or not have[0][0]:
+            return pd.DataFrame(columns=["run_key", "question_id", "question_type", "is_abstention", "label",
+                                         "label_retried", "n_tries"])
+        return self._df(
+            "WITH t AS (SELECT run_key, question_id, bool_or(coalesce(label, false)) AS any_pass, count(*) AS n_tries "
+            "FROM answer_tries GROUP BY ALL) "
+            "SELECT s.run_key, s.question_id, s.question_type, s.is_abstention, s.label, "
+            "CASE WHEN s.label IS NULL THEN NULL ELSE s.label OR coalesce(t.any_pass, false) END AS label_retried, "
+            "coalesce(t.n_tries, 0) AS n_tries FROM samples s LEFT JOIN t USING (run_key, question_id) "
+            "ORDER BY s.run_key, s.question_id")
+
     def unpriced_calls(self) -> pd.DataFrame:
         """Per run and model: real calls whose model has no known price (their cost counts as 0, not as free)."""
         return self._df("SELECT run_key, model, count(*) AS n_calls FROM calls WHERE NOT coalesce(simulated, false) "

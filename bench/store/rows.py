@@ -63,7 +63,7 @@ def question_rows(run_key: str, result: QuestionResult) -> dict[str, list[Row]]:
         sample["error"] = redact_text(s.error)
     rows: dict[str, list[Row]] = {"samples": [sample], "calls": [], "call_cache": [], "turns": [],
                                   "turn_cache": [], "judgments": [], "call_texts": [], "memory": [], "retrieval": [],
-                                  "memory_outputs": []}
+                                  "memory_outputs": [], "answer_tries": []}
     q = {"run_key": run_key, "question_id": qid}
     for c in result.calls:
         key = {**q, "call_idx": c.call_idx}
@@ -83,6 +83,8 @@ def question_rows(run_key: str, result: QuestionResult) -> dict[str, list[Row]]:
     rows["memory"] = [{**q, **dataclasses.asdict(m), "text": pack(m.text)} for m in result.memory]
     rows["retrieval"] = [{**q, **dataclasses.asdict(r)} for r in result.retrieval]
     rows["memory_outputs"] = [{**q, **dataclasses.asdict(o)} for o in result.outputs]
+    rows["answer_tries"] = [{**q, **dataclasses.asdict(t), "error": redact_text(t.error) if t.error else None}
+                            for t in result.tries]
     return rows
 
 

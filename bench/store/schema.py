@@ -72,6 +72,12 @@ TABLES: dict[str, list[Col]] = {
         ("outcome", "VARCHAR", _S), ("reason", "VARCHAR", _S), ("calls", "BIGINT", _I),
         ("input_tokens", "BIGINT", _I), ("output_tokens", "BIGINT", _I),
     ],
+    # retries of a wrong answer (answer.retries): try 1.. after the sample's first try
+    "answer_tries": [
+        ("run_key", "VARCHAR", _S), ("question_id", "VARCHAR", _S), ("try_idx", "BIGINT", _I),
+        ("hypothesis", "VARCHAR", _S), ("label", "BOOLEAN", _B), ("judge_raw", "VARCHAR", _S),
+        ("error", "VARCHAR", _S),
+    ],
     "retrieval": [
         ("run_key", "VARCHAR", _S), ("question_id", "VARCHAR", _S), ("level", "VARCHAR", _S), ("k", "BIGINT", _I),
         ("recall_any", "DOUBLE", _F), ("recall_all", "DOUBLE", _F), ("ndcg_any", "DOUBLE", _F),
@@ -91,11 +97,12 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "memory": ("run_key", "question_id", "item_idx"),
     "retrieval": ("run_key", "question_id", "level", "k"),
     "memory_outputs": ("run_key", "question_id", "role", "outcome", "reason"),
+    "answer_tries": ("run_key", "question_id", "try_idx"),
 }
 
 # Tables whose rows belong to one question (written, replaced and merged together).
 QUESTION_TABLES = ("samples", "calls", "call_cache", "turns", "turn_cache", "judgments", "call_texts", "memory",
-                   "retrieval", "memory_outputs")
+                   "retrieval", "memory_outputs", "answer_tries")
 
 
 def columns(table: str) -> list[str]:

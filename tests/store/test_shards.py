@@ -121,3 +121,22 @@ def test_shards_of_another_format_are_refused(tmp_path):
         merge_shards(folder, tmp_path / "m.duckdb")
     with pytest.raises(UserError, match="format 0"):
         ShardWriter(folder)
+
+
+def test_answer_tries_travel_through_shards(tmp_path):
+    from bench.store.contract import TryRow
+
+    w = ShardWriter(tmp_path / "sweep" / "job0")
+    w.upsert_run(_run("om-a"))
+    tries = [TryRow(1, "h1", False, "no"), TryRow(2, "h2", True, "yes")]
+    assert w.write_question("om-a", QuestionResult(SampleRow(question_id="q0", label=False), tries=tries))
+    w.finish_run("om-a")
+    db = tmp_path / "merged.duckdb"
+    merge_shards(str(tmp_path / "sweep" / "*"), db)
+    merge_shards(str(tmp_path / "sweep" / "*"), db)  # twice: nothing added
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        got = con.execute("SELECT try_idx, hypothesis, label FROM answer_tries ORDER BY try_idx").fetchall()
+    finally:
+        con.close()
+    assert got == [(1, "h1", False), (2, "h2", True)]
