@@ -125,14 +125,14 @@ def retries_table(rows: list[dict[str, Any]]) -> list[str]:
     got = [r for r in rows if r.get("retries")]
     if not got:
         return []
-    head = f"{'run':<{LABEL_W}}{'micro':>8}{'macro':>8}{'retried':>9}{'recovered':>11}  flagged"
-    lines = ["with retries (Mastra runner's count: wrong answers asked again on a fresh thread; any pass counts)",
-             head, "-" * len(head)]
+    body = []
     for r in got:
         x = r["retries"]
         flagged = "all wrong answers" if x["n_flagged"] is None else f"{x['n_flagged']} ids"
-        lines.append(f"{_cut(r['label'], LABEL_W - 1):<{LABEL_W}}{_pct(x['micro'], 8)}{_pct(x['macro'], 8)}"
-                     f"{x['n_retried']:>9}{x['n_recovered']:>11}  {flagged}, up to {x['max']} retries")
+        body.append([_name(r["label"], LABEL_W - 1), _pct(x["micro"], 1).strip(), _pct(x["macro"], 1).strip(),
+                     str(x["n_retried"]), str(x["n_recovered"]), f"{flagged}, up to {x['max']} retries"])
+    lines = ["with retries (Mastra runner's count: wrong answers asked again on a fresh thread; any pass counts)",
+             *rich_lines(["run", "micro", "macro", "retried", "recovered", "flagged"], body, text_last=True)]
     lines.append("the table above is single-try (first answer only, the headline); this one adds the retries")
     return lines
 
@@ -167,8 +167,9 @@ def _name(s: str, w: int) -> str:
 def rich_lines(header: Sequence[str], rows: Sequence[Sequence[str]], width: int = WIDTH, *,
                text_last: bool = False) -> list[str]:
     """A rich table as plain lines of at most `width` columns: the header, a rule, one line per row. The first
-    column (a run's name, already cut to fit) never wraps; with `text_last` the last (notes) is left-aligned and cut
-    with an ellipsis; the others are right-aligned numbers."""
+    column (a run's name, already cut to fit) never wraps; with `text_last` the last (notes) is left-aligned and
+    wraps onto more lines (a note is never cut: it may be the only place a failure's count shows); the others are
+    right-aligned numbers."""
     import io
 
     from rich import box
@@ -178,8 +179,7 @@ def rich_lines(header: Sequence[str], rows: Sequence[Sequence[str]], width: int 
     t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1), expand=False)
     for i, h in enumerate(header):
         first, last = i == 0, text_last and i == len(header) - 1
-        t.add_column(h, justify="left" if first or last else "right", no_wrap=True,
-                     overflow="ellipsis" if last else "fold")
+        t.add_column(h, justify="left" if first or last else "right", no_wrap=not last, overflow="fold")
     for r in rows:
         t.add_row(*r)
     buf = io.StringIO()

@@ -42,9 +42,10 @@ def test_an_ingest_failure_has_its_reason_in_console_run_log_and_results_file(tm
     with FakeOpenAIServer(schedule=lambda i, body: "401" if failing[0] and "input" in body else None) as srv:
         p, log = _run(tmp_path, f"{srv.base_url}?api_key={SENTINEL}")
         assert p.returncode == 0, p.stderr[-2000:]
-        assert "2 failed, stopped (error)" in p.stdout and "stopped (budget)" not in p.stdout
+        flat = " ".join(p.stdout.split())  # the summary's notes column may wrap
+        assert "2 failed, stopped (error)" in flat and "stopped (budget)" not in p.stdout
         assert "auth (ingest) x2: litellm.AuthenticationError" in p.stdout and "[rag] stopped early: ingest" in p.stdout
-        assert "auth (ingest) x2" in log and "2 failed, stopped (error)" in log
+        assert "auth (ingest) x2" in log and "2 failed, stopped (error)" in " ".join(log.split())
         (extra, status), = _query(tmp_path, "SELECT extra, status FROM runs")
         [(n_samples,)] = _query(tmp_path, "SELECT count(*) FROM samples")
         extra = json.loads(extra)
@@ -55,8 +56,9 @@ def test_an_ingest_failure_has_its_reason_in_console_run_log_and_results_file(tm
         # read back from the file (a sweep's merge, `ombench report`): the summary names them too
         rows, _ = summary_rows(tmp_path / "bench.duckdb")
         notes = "\n".join(failure_notes(rows))
-        assert "failed: rag: 2 questions not stored (the same command retries them):" in notes
-        assert "auth (ingest) x2: litellm.AuthenticationError" in notes and "stopped: rag: error: ingest: auth" in notes
+        name = rows[0]["label"]  # the run's stable name (bench.store.run_names)
+        assert ".rag@" in name and f"failed: {name}: 2 questions not stored (the same command retries them):" in notes
+        assert "auth (ingest) x2: litellm.AuthenticationError" in notes and f"stopped: {name}: error: ingest: auth" in notes
         for path in tmp_path.rglob("*"):
             if path.is_file():
                 assert SENTINEL.encode() not in path.read_bytes(), path
