@@ -16,8 +16,11 @@ What is compared (each one `Check`), and what is deliberately not:
     `stream_options` (transport: 1.31.0 streams, om_core leaves streaming to its gateway);
   * actor: the question-time Actor context's data: observation chunks, other-conversation blocks,
     current-task/suggested-response, and the raw messages after the continuation reminder.
-Never compared: the wording of prompts and fixed Actor texts (om_core's texts are its own words by design),
-Mastra's multi-thread preamble line, and the raw ids Mastra 1.1.0/1.31.0 show their Observer (mapped with om_core's
+  * observer request / reflector request (only for a case whose om_core side reads Mastra's own texts,
+    prompt_source="mastra"): every Observer and Reflector request's messages in full, byte for byte: the system
+    message and the whole user message, wording, headings and layout included.
+Never compared otherwise: the wording of prompts and fixed Actor texts (om_core's packaged texts are its own words
+by design) and Mastra's multi-thread preamble line. Never compared in any case: the raw ids Mastra 1.1.0/1.31.0 show their Observer (mapped with om_core's
 own obscuring, `om_core.scopes.display_id`, before comparing: om_core never shows raw ids).
 """
 
@@ -36,6 +39,7 @@ REFLECT = "## OBSERVATIONS TO REFLECT ON"
 TASK = "## Your Task"
 RULE = "\n\n---\n\n"
 THREAD = re.compile(r'<thread id="([^"]+)">\n(.*?)\n</thread>', re.S)
+THREAD_TAG = re.compile(r'<thread id="([^"]+)">')
 OTHER = re.compile(r'<other-conversation id="[^"]*">.*?</other-conversation>', re.S)
 # 1.31.0 sends the Observer's history as one text part per message; these parts are framing, not messages
 FRAMING = ("## New Message History", "<thread id=", "\n</thread>", "\n\n")
@@ -106,6 +110,15 @@ def reflector_input(body: dict[str, Any]) -> str | None:
     return obs[: obs.find(RULE)] if RULE in obs else obs
 
 
+def full_request(body: dict[str, Any], rename: dict[str, str]) -> list[list[str]]:
+    """A request's messages in full: [[role, text]], content parts rejoined (`joined`), and the raw thread ids of
+    `<thread id="...">` tags mapped through `rename` (the only change: everything else is compared as sent)."""
+    def ids(text: str) -> str:
+        return THREAD_TAG.sub(lambda m: f'<thread id="{rename.get(m.group(1), m.group(1))}">', text)
+
+    return [[str(m.get("role")), ids(joined(m.get("content")))] for m in body.get("messages", [])]
+
+
 def per_pair(log: Sequence[dict[str, Any]], marks: Sequence[int]) -> list[list[dict[str, Any]]]:
     """The OM requests (not `actor`) of each pair: requests log[marks[k]:marks[k+1]]."""
     bounds = list(marks) + [len(log)]
@@ -141,21 +154,30 @@ def _keyed(reqs: Iterable[dict[str, Any]], kind: str, rename: dict[str, str]) ->
     return sorted(out)
 
 
+def _whole(reqs: Iterable[dict[str, Any]], kind: str, rename: dict[str, str]) -> list[str]:
+    return sorted("\n".join(f"[{role}]\n{text}" for role, text in full_request(r["body"], rename))
+                  for r in reqs if r["kind"] == kind)
+
+
 def check_inputs(kind: str, m_pairs: list[list[dict[str, Any]]], o_pairs: list[list[dict[str, Any]]],
-                 rename: dict[str, str]) -> Check:
-    """Observer or Reflector request data, pair by pair (a pair's requests as a set), byte for byte."""
+                 rename: dict[str, str], whole: bool = False) -> Check:
+    """Observer or Reflector request data, pair by pair (a pair's requests as a set), byte for byte. `whole`: the
+    requests' messages in full (`full_request`: system and user messages, wording included), check "<kind> request"."""
+    name = f"{kind} request" if whole else kind
+    what = "requests (system and user messages in full)" if whole else "requests"
     n = 0
     for k, (mr, orr) in enumerate(zip(m_pairs, o_pairs)):
-        a, b = _keyed(mr, kind, rename), _keyed(orr, kind, rename)
+        a, b = (_whole(mr, kind, rename), _whole(orr, kind, rename)) if whole else \
+            (_keyed(mr, kind, rename), _keyed(orr, kind, rename))
         if len(a) != len(b):
-            return Check(kind, False, f"pair {k}: mastra sent {len(a)} {kind} requests, om_core {len(b)}")
+            return Check(name, False, f"pair {k}: mastra sent {len(a)} {kind} requests, om_core {len(b)}")
         for x, y in zip(a, b):
             if x != y:
-                return Check(kind, False, f"pair {k}: {_first_diff(x, y)}")
+                return Check(name, False, f"pair {k}: {_first_diff(x, y)}")
         n += len(a)
     if n == 0:
-        return Check(kind, True, f"no {kind} request on either side")
-    return Check(kind, True, f"{n} {kind} requests byte-identical")
+        return Check(name, True, f"no {kind} request on either side")
+    return Check(name, True, f"{n} {kind} {what} byte-identical")
 
 
 def request_params(log: Iterable[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -230,8 +252,10 @@ def check_actor(name: str, m_msgs: Sequence[dict[str, Any]], o_msgs: Sequence[di
 def compare_case(m_log: Sequence[dict[str, Any]], o_log: Sequence[dict[str, Any]], m_marks: Sequence[int],
                  o_marks: Sequence[int], thread_ids: Iterable[str], m_actor: Sequence[dict[str, Any]],
                  o_actor: Sequence[dict[str, Any]],
-                 prep: Sequence[tuple[Sequence[dict[str, Any]], Sequence[dict[str, Any]]]] = ()) -> list[Check]:
-    """Every check of one case. `prep`: (Mastra, om_core) Actor messages at step 0 of each pair, when recorded."""
+                 prep: Sequence[tuple[Sequence[dict[str, Any]], Sequence[dict[str, Any]]]] = (),
+                 wording: bool = False) -> list[Check]:
+    """Every check of one case. `prep`: (Mastra, om_core) Actor messages at step 0 of each pair, when recorded.
+    `wording`: also compare every Observer and Reflector request in full (om_core read Mastra's own texts)."""
     rename = {t: display_id(t, True) for t in thread_ids}
     mp, op = per_pair(m_log, m_marks), per_pair(o_log, o_marks)
     checks = [check_triggers(mp, op), check_inputs("observer", mp, op, rename),
@@ -241,4 +265,7 @@ def compare_case(m_log: Sequence[dict[str, Any]], o_log: Sequence[dict[str, Any]
         bad = [(k, c) for k, (a, b) in enumerate(prep) if not (c := check_actor("", a, b)).ok]
         checks.append(Check("actor per pair", not bad, f"pair {bad[0][0]}: {bad[0][1].detail}" if bad
                             else f"{len(prep)} pairs byte-identical"))
+    if wording:
+        checks += [check_inputs("observer", mp, op, rename, whole=True),
+                   check_inputs("reflector", mp, op, rename, whole=True)]
     return checks

@@ -63,14 +63,17 @@ def _ts(s: str) -> datetime:
     return datetime.fromisoformat(s.replace("Z", "+00:00")).astimezone(timezone.utc)
 
 
-async def replay(run: Path, out: Path, base_url: str, profile: str, mode: str, model: str) -> dict[str, Any]:
-    """Replay Mastra run `run` through om_core `profile` (Observer and Reflector named `model`); writes `out` (see
-    the module docstring) and returns its summary. Raises ValueError when the run stored other messages than it fed."""
+async def replay(run: Path, out: Path, base_url: str, profile: str, mode: str, model: str,
+                 prompt_source: str = "packaged") -> dict[str, Any]:
+    """Replay Mastra run `run` through om_core `profile` (Observer and Reflector named `model`, reading the texts of
+    `prompt_source`: "packaged" or "mastra", OMConfig); writes `out` (see the module docstring) and returns its
+    summary. Raises ValueError when the run stored other messages than it fed, om_core.ConfigError when the Mastra
+    texts cannot be had."""
     sched = json.loads((run / "schedule.json").read_text())
     stored = json.loads((run / "record.json").read_text())["stored"]
     out.mkdir(parents=True, exist_ok=True)
     cfg = OMConfig.from_dict({
-        "profile": profile, "scope": sched["scope"], "obscure_thread_ids": True,
+        "profile": profile, "scope": sched["scope"], "obscure_thread_ids": True, "prompt_source": prompt_source,
         "observation": {"message_tokens": sched["messageTokens"], "model": model},
         "reflection": {"observation_tokens": sched["observationTokens"], "model": model},
     })

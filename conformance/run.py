@@ -6,8 +6,10 @@ For each case: `npm ci` in the version's folder when its node_modules is missing
 Mastra driver replays the question as Mastra's runner does (resource scope, date-sorted sessions, one generate
 per pair) against the fake model; om_core replays exactly the messages and times Mastra stored
 (omcore_replay.py); compare.py checks triggers, Observer and Reflector request data, request parameters and the
-Actor context. Exit status 1 when a case that must match does not, or a case listed as a known difference now
-matches (then it belongs with the matching cases). CONFORMANCE_S=1 (or --s) adds the LongMemEval_S cases.
+Actor context; a case with prompt_source="mastra" (1.1.0-oracle-texts: om_core m11 reading 1.1.0's own texts from
+om_core's cache, $OM_CORE_CACHE_DIR else ~/.cache/om-core) also compares every Observer/Reflector request in full,
+and reuses the Mastra run of the case named in its `mastra_from`. Exit status 1 when a case that must match does
+not, or a case listed as a known difference now matches (then it belongs with the matching cases). CONFORMANCE_S=1 (or --s) adds the LongMemEval_S cases.
 
 Needs node and npm (Node 20+), the project's venv, and the LongMemEval files in $LONGMEMEVAL_DATA_DIR (else
 ../shared/data beside the checkout). Outputs (request logs, driver and replay folders, summary.json) go to
@@ -33,6 +35,8 @@ from typing import Any
 from conformance.compare import Check, compare_case
 from conformance.fake_model import FakeModel
 from conformance.omcore_replay import replay
+from om_core import ConfigError
+from om_core.mastra_texts import mastra_texts
 
 HERE = Path(__file__).resolve().parent
 # how every case replays: dates under metadata.createdAt and a frozen clock, so Mastra stores the dataset's times
@@ -65,10 +69,16 @@ class Case:
     known_difference: str = ""  # non-empty: expected not to match yet, and why
     extra: tuple[str, ...] = field(default=())  # driver options that are not defect switches (scope, thread)
     model: str = ""  # the Observer/Reflector model name both sides use; "" = --model (gpt-4o)
+    # "mastra": om_core's Observer/Reflector read Mastra's own texts (OMConfig prompt_source, om_core/mastra_texts.py),
+    # and every Observer/Reflector request is also compared in full, wording included
+    prompt_source: str = "packaged"
+    mastra_from: str = ""  # reuse the Mastra side (driver output, request log) of this case when it ran before
 
 
 CASES: tuple[Case, ...] = (
     Case("1.1.0-oracle", "1.1.0", "m11", "oracle", 2000, 600, "twostep", ("--nowriter",)),
+    Case("1.1.0-oracle-texts", "1.1.0", "m11", "oracle", 2000, 600, "twostep", ("--nowriter",),
+         prompt_source="mastra", mastra_from="1.1.0-oracle"),
     Case("1.31.0-oracle", "1.31.0", "m31", "oracle", 2000, 600, "single",
          ("--tiktoken", "--own-thread-history")),
     Case("1.31.0-oracle-thread-buffering", "1.31.0", "m31", "oracle", 2000, 600, "single",
@@ -137,34 +147,65 @@ def npm_ci(version: str) -> float:
     return time.monotonic() - t
 
 
-def run_case(case: Case, qid: str, fm: FakeModel, work: Path, model: str) -> tuple[list[Check], dict[str, float]]:
+def texts_check(case: Case) -> tuple[Check | None, float]:
+    """For a prompt_source="mastra" case: Mastra's texts fetched (first time) or read from om_core's cache
+    ($OM_CORE_CACHE_DIR, else ~/.cache/om-core: the suite uses om_core's default cache) and hash-checked; a
+    failing Check when they cannot be had. Seconds taken."""
+    if case.prompt_source != "mastra":
+        return None, 0.0
+    t = time.monotonic()
+    try:
+        texts = mastra_texts(case.profile)
+    except ConfigError as e:
+        return Check("mastra texts", False, str(e)), time.monotonic() - t
+    return Check("mastra texts", True, f"{texts.label} ({texts.folder})"), time.monotonic() - t
+
+
+def run_case(case: Case, qid: str, fm: FakeModel, work: Path, model: str,
+             ran: dict[str, tuple[Path, str]] | None = None) -> tuple[list[Check], dict[str, float]]:
+    """One case. `ran`: Mastra sides already run in this invocation, case name -> (driver output folder, fake-model
+    client); a case with `mastra_from` reuses that side instead of running the driver again, and each case adds its
+    own side."""
+    ran = {} if ran is None else ran
     data = question_file(case.split, qid, work)
     out = work / case.name
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     m_client, o_client = f"mastra-{case.name}", f"omcore-{case.name}"
+    m_out = out / "mastra"
     times: dict[str, float] = {}
     t = time.monotonic()
-    cmd = ["node", str(HERE / f"mastra-{case.version}" / "driver.mjs"), "--data", str(data), "--out", str(out / "mastra"),
-           "--base", fm.base_url(m_client), "--om-model", model, "--message-tokens", str(case.message_tokens),
-           "--observation-tokens", str(case.observation_tokens), "--mode", case.mode, *REPLAY, *case.extra, *case.flags]
-    proc = subprocess.run(cmd, env={**os.environ, "TZ": "UTC"}, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"conformance: the Mastra {case.version} driver failed for {case.name}:\n{proc.stderr[-3000:]}")
+    if case.mastra_from in ran:
+        m_out, m_client = ran[case.mastra_from]
+    else:
+        cmd = ["node", str(HERE / f"mastra-{case.version}" / "driver.mjs"), "--data", str(data), "--out", str(m_out),
+               "--base", fm.base_url(m_client), "--om-model", model, "--message-tokens", str(case.message_tokens),
+               "--observation-tokens", str(case.observation_tokens), "--mode", case.mode, *REPLAY, *case.extra,
+               *case.flags]
+        proc = subprocess.run(cmd, env={**os.environ, "TZ": "UTC"}, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise SystemExit(f"conformance: the Mastra {case.version} driver failed for {case.name}:\n"
+                             f"{proc.stderr[-3000:]}")
+    ran[case.name] = (m_out, m_client)
     times["mastra_s"] = time.monotonic() - t
+    texts, times["texts_s"] = texts_check(case)
+    if texts is not None and not texts.ok:
+        return [texts], times
     t = time.monotonic()
-    asyncio.run(replay(out / "mastra", out / "omcore", fm.base_url(o_client), case.profile, case.mode, model))
+    asyncio.run(replay(m_out, out / "omcore", fm.base_url(o_client), case.profile, case.mode, model,
+                       case.prompt_source))
     times["omcore_s"] = time.monotonic() - t
-    sched = json.loads((out / "mastra" / "schedule.json").read_text())
+    sched = json.loads((m_out / "schedule.json").read_text())
     o_events = json.loads((out / "omcore" / "events.json").read_text())
     m_log, o_log = fm.requests.get(m_client, []), fm.requests.get(o_client, [])
     m_actor = [r for r in m_log if r["kind"] == "actor"][-1]["body"]["messages"]
     o_actor = json.loads((out / "omcore" / "final_context.json").read_text())
-    m_prep = [json.loads(x)["messages"] for x in (out / "mastra" / "actor_prompts.jsonl").read_text().splitlines()]
+    m_prep = [json.loads(x)["messages"] for x in (m_out / "actor_prompts.jsonl").read_text().splitlines()]
     o_prep = [json.loads(x)["messages"] for x in (out / "omcore" / "actor_contexts.jsonl").read_text().splitlines()]
     checks = compare_case(m_log, o_log, [p["requestsBefore"] for p in sched["schedule"]],
                           [e["requests_before"] for e in o_events], {p["threadId"] for p in sched["schedule"]},
-                          m_actor, o_actor, list(zip(m_prep, o_prep)))
+                          m_actor, o_actor, list(zip(m_prep, o_prep)), wording=case.prompt_source == "mastra")
+    checks = ([texts] if texts is not None else []) + checks
     for name, log in (("mastra", m_log), ("omcore", o_log)):
         (out / f"{name}_requests.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in log))
     return checks, times
@@ -192,11 +233,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"npm ci @mastra/memory {v}: {took:.1f} s", flush=True)
     failed: list[str] = []
     summary: list[dict[str, Any]] = []
+    ran: dict[str, tuple[Path, str]] = {}
     with FakeModel(a.work) as fm:
         for case in cases:
             for f in a.work.glob(f"*-{case.name}.jsonl"):
                 f.unlink()
-            checks, times = run_case(case, a.question, fm, a.work, case.model or a.model)
+            checks, times = run_case(case, a.question, fm, a.work, case.model or a.model, ran)
             ok = all(c.ok for c in checks)
             verdict = ("PASS" if ok else "FAIL") if not case.known_difference else \
                 ("KNOWN DIFFERENCE" if not ok else "NOW MATCHES (move it to the matching cases)")
@@ -204,7 +246,10 @@ def main(argv: list[str] | None = None) -> int:
                 failed.append(case.name)
             print(f"\n{case.name}: @mastra/memory {case.version} vs om_core {case.profile}, {case.split} {a.question}, "
                   f"{case.message_tokens}/{case.observation_tokens}, {case.model or a.model} - {verdict} "
-                  f"(Mastra {times['mastra_s']:.1f} s, om_core {times['omcore_s']:.1f} s)", flush=True)
+                  + (f"(Mastra reused from {case.mastra_from}" if ran[case.name][1] != f"mastra-{case.name}"
+                     else f"(Mastra {times['mastra_s']:.1f} s")
+                  + (f", Mastra texts {times['texts_s']:.1f} s" if case.prompt_source == "mastra" else "")
+                  + f", om_core {times.get('omcore_s', 0.0):.1f} s)", flush=True)
             for flag in case.flags:
                 print(f"  driver {flag}: {FLAG_REASONS[flag]}")
             if case.known_difference:

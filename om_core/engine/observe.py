@@ -101,12 +101,12 @@ def maybe_buffer(om: EngineContext, st: Status, state: ScopeState, now: datetime
     existing = buffering_context(rec.active_observations,
                                  "\n\n".join(c.observations for c in rec.buffered_observation_chunks if c.observations.strip()))
     events.append("buffer")
-    state.buffer_task = om.spawn(_buffer(om, rec.lookup_key, candidates, existing, st.pending, now, rec.resource_id),
-                                 rec.lookup_key)
+    state.buffer_task = om.spawn(_buffer(om, rec.lookup_key, candidates, existing, st.pending, now, rec.resource_id,
+                                         state.activations), rec.lookup_key)
 
 
 async def _buffer(om: EngineContext, key: str, msgs: Sequence[Message], existing: str, pending: int,
-                  now: datetime, resource_id: str) -> None:
+                  now: datetime, resource_id: str, activations: int) -> None:
     out = await run_observer(om, om.background(key), "buffer", key, sorted({m.thread_id or "" for m in msgs}), now,
                              existing_observations=existing, messages=list(msgs), buffered=True,
                              **observer_working_memory(om, resource_id))
@@ -125,7 +125,10 @@ async def _buffer(om: EngineContext, key: str, msgs: Sequence[Message], existing
         suggested_continuation=out.suggested_response,
         thread_title=out.thread_title,
         working_memory=tuple(out.working_memory) if out.working_memory and om.config.working_memory.enabled else None)
-    om.storage.append_buffered_chunk(key, chunk, last_buffered_at_tokens=pending, now=om.now(now))
+    # `pending` counted tokens before any activation that happened while the Observer ran: written back, it would
+    # set the stored boundary above the (shifted) current one and pause buffering for intervals; keep the stored one
+    stale = om.scope_state(key).activations != activations
+    om.storage.append_buffered_chunk(key, chunk, last_buffered_at_tokens=None if stale else pending, now=om.now(now))
 
 
 async def wait_for_buffering(state: ScopeState) -> None:
@@ -153,7 +156,8 @@ def activate(om: EngineContext, st: Status, thread_id: str, now: datetime, event
         thread_id=thread_id)
     if res.activated:
         events.append("activate")
-        om.scope_state(rec.lookup_key).last_boundary = 0
+        state = om.scope_state(rec.lookup_key)
+        state.last_boundary, state.activations = 0, state.activations + 1
         apply_updates(om, rec.resource_id, chunk_updates(rec.buffered_observation_chunks, res.cycle_ids), now, events)
     return res.activated
 

@@ -143,6 +143,7 @@ class ScopeState:
 
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     last_boundary: int = 0  # pending tokens at the last buffering trigger (Mastra's lastBufferedBoundary)
+    activations: int = 0  # activations so far: a buffer call started before one holds a stale boundary
     buffer_task: asyncio.Task[None] | None = None
     reflect_task: asyncio.Task[None] | None = None
     suppressed_reflection: int | None = None  # hash of a text whose sync reflection stayed over target

@@ -38,7 +38,7 @@ class Storage(Protocol):
                                    expected_last_observed_at: datetime | None | object = ...,
                                    thread_metas: Sequence[ThreadMeta] = ()) -> OMRecord | None: ...
 
-    def append_buffered_chunk(self, lookup_key: str, chunk: BufferedChunk, *, last_buffered_at_tokens: int,
+    def append_buffered_chunk(self, lookup_key: str, chunk: BufferedChunk, *, last_buffered_at_tokens: int | None,
                               now: datetime) -> OMRecord | None: ...
 
     def swap_buffered_to_active(self, record_id: str, *, activation_ratio: float, threshold: int,

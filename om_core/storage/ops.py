@@ -178,10 +178,11 @@ class BaseStorage(ABC):
                 self._save_thread(meta)
             return new
 
-    def append_buffered_chunk(self, lookup_key: str, chunk: BufferedChunk, *, last_buffered_at_tokens: int,
+    def append_buffered_chunk(self, lookup_key: str, chunk: BufferedChunk, *, last_buffered_at_tokens: int | None,
                               now: datetime) -> OMRecord | None:
         """Add a chunk to the head; idempotent by cycle id; refused if any of its messages is already
-        buffered or observed (the head moved on while the Observer ran)."""
+        buffered or observed (the head moved on while the Observer ran). `last_buffered_at_tokens` None keeps
+        the stored buffering boundary (the caller's count is stale: an activation moved it meanwhile)."""
         with self._tx():
             rec = self._load_head(lookup_key)
             if rec is None:
@@ -193,7 +194,8 @@ class BaseStorage(ABC):
             if rec.last_observed_at and chunk.first_message_at and chunk.first_message_at <= rec.last_observed_at:
                 return None
             new = replace(rec, buffered_observation_chunks=rec.buffered_observation_chunks + (chunk,),
-                          last_buffered_at_tokens=last_buffered_at_tokens,
+                          last_buffered_at_tokens=rec.last_buffered_at_tokens if last_buffered_at_tokens is None
+                          else last_buffered_at_tokens,
                           last_buffered_at_time=chunk.last_observed_at, updated_at=now)
             self._save_record(new)
             return new

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import om_core.observer_format as observer_format
+import om_core.observer_prompt as observer_prompt
 from conformance.compare import THREAD, compare_case
 from conformance.fake_model import FakeModel, answer
 from conformance.omcore_replay import replay
@@ -86,9 +87,9 @@ def _as_mastra(side: dict[str, Any], raw_ids: dict[str, str]) -> dict[str, Any]:
     return m
 
 
-def _checks(m: dict[str, Any], o: dict[str, Any]) -> dict[str, Any]:
+def _checks(m: dict[str, Any], o: dict[str, Any], wording: bool = False) -> dict[str, Any]:
     got = compare_case(m["log"], o["log"], m["marks"], o["marks"], {"t-a", "t-b"}, m["actor"], o["actor"],
-                       list(zip(m["prep"], o["prep"])))
+                       list(zip(m["prep"], o["prep"])), wording=wording)
     return {c.name: c for c in got}
 
 
@@ -159,6 +160,36 @@ def test_a_changed_request_parameter_fails(sides: tuple[dict[str, Any], dict[str
             r["body"]["max_tokens"] = 16384
     check = _checks(mastra, changed)["params"]
     assert not check.ok and "16384" in check.detail
+
+
+def test_with_wording_identical_requests_pass_in_full(sides: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    checks = _checks(*sides, wording=True)
+    assert {"observer request", "reflector request"} <= set(checks)
+    assert all(c.ok for c in checks.values()), [c for c in checks.values() if not c.ok]
+    assert "byte-identical" in checks["observer request"].detail
+
+
+def test_with_wording_one_character_of_a_system_prompt_fails(sides: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    mastra, om = sides
+    changed = copy.deepcopy(om)
+    for r in changed["log"]:
+        if r["kind"] == "reflector":
+            system = r["body"]["messages"][0]
+            assert system["role"] == "system"
+            system["content"] = system["content"].replace("e", "E", 1)
+    checks = _checks(mastra, changed, wording=True)
+    assert not checks["reflector request"].ok and "pair" in checks["reflector request"].detail
+    assert checks["reflector"].ok and checks["observer request"].ok  # the data and the other kind still agree
+    assert all(c.ok for c in _checks(mastra, changed).values())  # without wording the text is not compared
+
+
+def test_with_wording_one_character_of_om_core_history_layout_fails(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sides: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    mastra, _ = sides
+    monkeypatch.setattr(observer_prompt, "HISTORY_END", "\n\n--")
+    checks = _checks(mastra, _replayed(tmp_path, "omcore"), wording=True)
+    assert not checks["observer request"].ok
+    assert checks["reflector request"].ok and checks["triggers"].ok
 
 
 def test_the_fake_model_answers_from_the_history_alone() -> None:

@@ -124,3 +124,16 @@ async def test_activation_never_leaves_a_raw_tail_above_block_after():
     assert ctx.pending_tokens < cfg.block_after_tokens
     assert "big" not in {m.key[4:] for m in ctx.messages if m.key.startswith("msg:")}
     assert "mid00001" in om.record("r", "t").active_observations and om.record("r", "t").buffered_observation_chunks == ()
+
+
+async def test_a_buffer_call_landing_after_an_activation_does_not_pause_buffering():
+    # At the default threshold (buffering every 6,000 tokens, ~23 turns here) with buffered calls lagging several
+    # turns, a call started before an activation lands after it; it used to write its pre-activation boundary back
+    # over the shifted one, and buffering paused for ~99 turns (then a blocking synchronous observation).
+    cfg = OMConfig.from_dict({"observation": {"message_tokens": 30000}})
+    om = ObservationalMemory(cfg, InMemoryStorage(), SlowBufferObserver(steps=16), ScriptedReflector())
+    turns = await converse(om, 230, words=120)
+    buffered = [i for i, events in enumerate(turns) if "buffer" in events]
+    assert any("activate" in events for events in turns)
+    gaps = [b - a for a, b in zip(buffered, buffered[1:])]
+    assert len(buffered) >= 9 and max(gaps) <= 30, gaps
