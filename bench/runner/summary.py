@@ -396,10 +396,12 @@ def refusal_notes(db_path: str | Path, rows: list[dict[str, Any]] | None = None)
         t = turns[turns.run_key == r["run_key"]]
         skipped = int(sum(_event_counts(t, e).sum() for e in DEFERRED_EVENTS))
         if refused or skipped:
-            out.append(_cut(f"refused: {r['label']}: {refused} Observer/Reflector output{'' if refused == 1 else 's'}"
-                            f" refused, {skipped} retr{'y' if skipped == 1 else 'ies'} of a refused input skipped",
-                            WIDTH) + "\n  (retried once the input grew by half a threshold, doubling per refusal; "
-                     "docs/om.md)")
+            import textwrap  # wrapped, not cut: run names are long and the counts come last
+
+            line = (f"refused: {r['label']}: {refused} Observer/Reflector output{'' if refused == 1 else 's'}"
+                    f" refused, {skipped} retr{'y' if skipped == 1 else 'ies'} of a refused input skipped")
+            out.append("\n".join(textwrap.wrap(line, WIDTH, subsequent_indent="  "))
+                       + "\n  (retried once the input grew by half a threshold, doubling per refusal; docs/om.md)")
     return out
 
 

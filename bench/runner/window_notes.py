@@ -41,7 +41,14 @@ def window_notes(db_path: str | Path, rows: list[dict[str, Any]]) -> list[str]:
         elif cut:
             out.append(f"note: {r['label']}: {cut} of {total} questions' prompts hit the Actor's window and were "
                        "cut\n  (the oldest history dropped: the answer saw only the most recent part of the haystack)")
-    return out
+    return [_fit(n) for n in out]
+
+
+def _fit(note: str, width: int = 100) -> str:
+    """A note's lines wrapped to the summary's width (run names are long), continuation lines indented."""
+    import textwrap
+
+    return "\n".join("\n".join(textwrap.wrap(line, width, subsequent_indent="  ")) for line in note.split("\n"))
 
 
 def _shares(turns: Any) -> dict[str, float]:

@@ -38,7 +38,7 @@ def test_a_prompt_past_the_window_is_never_sent_and_is_counted(tmp_path: Path) -
     assert not set(refused.question_id) & set(calls.question_id)  # no Actor call for them
     rows, _ = summary_rows(db)
     notes = window_notes(db, rows)
-    assert any(f"{len(refused)} of 3 questions not answered" in n for n in notes)
+    assert any(f"{len(refused)} of 3 questions not answered" in " ".join(n.split()) for n in notes)
     assert all(len(line) <= 100 for n in notes for line in n.split("\n"))
 
 
@@ -54,5 +54,6 @@ def test_full_context_fits_the_window_and_says_it_cut(tmp_path: Path) -> None:
     rows, _ = summary_rows(db)
     [note] = window_notes(db, rows)
     mean = f"{100 * sum(shares) / 2:.1f}%"
-    assert note.startswith(f"note: full_context: at question time the Actor's window held {mean} of the haystack")
-    assert "2 of 2 questions cut to the window" in note and all(len(line) <= 100 for line in note.split("\n"))
+    flat = " ".join(note.split())  # the note wraps at 100 columns
+    assert flat.startswith(f"note: {rows[0]['label']}: at question time the Actor's window held {mean} of the haystack")
+    assert "2 of 2 questions cut to the window" in flat and all(len(line) <= 100 for line in note.split("\n"))
