@@ -202,6 +202,7 @@ async def answer_question(inst: Instance, got: Ingested, restored: bool, env: Qu
     """Answer one ingested question with the Actor, judge it, and gather its rows. `unit_key`: the key of a
     shared conversation's labels (retrieval scores map them back)."""
     from bench.evaluate.answer import answer as answer_call
+    from bench.config import answer_reserve
     from bench.gateway import GatewayError
 
     cfg = env.job.cfg
@@ -212,7 +213,7 @@ async def answer_question(inst: Instance, got: Ingested, restored: bool, env: Qu
     judgment: Judgment | None = None
     second: Judgment | None = None
     with collect_calls() as answer_calls:
-        error = past_window(qprompt, cfg.model.actor_max_input_tokens, cfg.answer.max_tokens, env.strategy.name)
+        error = past_window(qprompt, cfg.model.actor_max_input_tokens, answer_reserve(cfg.answer), env.strategy.name)
         try:
             if error is None:
                 hypothesis, _ = await answer_call(
