@@ -166,16 +166,79 @@ def _drop_empty_dates(lines: list[str]) -> list[str]:
     return out
 
 
+# "aim for about N/10" of om_core's compression guidance (both profiles; bench reads om_core's own text through
+# `compression_level_in_prompt`): the share of the input a level's output may keep. A request whose guidance
+# names no share (Mastra's own text may word it differently) takes the packaged share of its level.
+_AIM_RE = re.compile(r"aim for about (\d+)\s*/\s*10", re.I)
+LEVEL_SHARE = {1: 0.8, 2: 0.6, 3: 0.4, 4: 0.2}
+
+
+def requested_share(user_text: str, level: int) -> float | None:
+    """The share of its input a Reflector request asks the output to keep (None at level 0: no guidance)."""
+    if level <= 0:
+        return None
+    m = _AIM_RE.search(user_text.replace(observations_from_prompt(user_text), ""))  # the guidance, not the log
+    return int(m.group(1)) / 10 if m else LEVEL_SHARE.get(min(level, max(LEVEL_SHARE)))
+
+
+def share_limit(user_text: str) -> int | None:
+    """The o200k tokens the compression guidance of a request asks the reflection to stay within ("aim for about
+    8/10": 0.8 x the observations' tokens); None at level 0 (no guidance)."""
+    share = requested_share(user_text, compression_level_in_prompt(user_text))
+    if share is None:
+        return None
+    return max(1, int(share * len(default_counter().encode(observations_to_reflect(user_text)))))
+
+
+def _drop_oldest(lines: list[str], limit: int) -> list[str]:
+    """`lines` without their oldest observation lines (sub-bullets count as lines) until the formatted log holds
+    at most `limit` o200k tokens: date headers and thread tags stay while a line under them does. Empty when not
+    even the newest line fits."""
+    encode = default_counter().encode
+
+    def size(kept: list[str]) -> int:
+        return len(encode(format_observer_output("\n".join(kept))))
+
+    cost = [len(encode(ln)) + 1 for ln in lines]  # + the newline: the joined text's count, estimated per line
+    overhead = size(lines) - sum(cost)  # the <observations> wrapper and the estimate's error
+    goal = limit
+    for _ in range(8):
+        total, keep = sum(cost) + overhead, [True] * len(lines)
+        for i, ln in enumerate(lines):
+            if total <= goal:
+                break
+            if _kind(ln) not in ("date", "tag"):
+                keep[i] = False
+                total -= cost[i]
+        out = _drop_empty_dates([ln for ln, k in zip(lines, keep) if k])
+        if not any(_kind(ln) not in ("date", "tag") for ln in out):
+            return []
+        got = size(out)
+        if got <= limit:
+            return out
+        goal -= got - limit  # the estimate was short: aim lower by what it missed
+    return []
+
+
 def reflect(user_text: str, max_tokens: int | None = None) -> str:
     """The condensed log at the prompt's compression level, or at the first level above it whose output fits
-    `max_tokens` (o200k tokens; the request's output cap), the way a model told its output budget writes a
-    shorter log rather than one it cannot finish. Level 0 keeps almost every line, so without this a log past
-    twice the cap came back cut at the cap every time (and was refused by om_core's truncation guard). When
-    even level 4 does not fit, its output is returned and the provider cuts it at the cap."""
+    both the output cap `max_tokens` (o200k tokens) and the share of the input the compression guidance asks
+    for (`share_limit`), the way a model told its output budget and "aim for about 6/10" writes a shorter log
+    rather than one it cannot finish or one as long as its input. Without the share, a log at M scale came back
+    nearly whole (m11: level 0, then level 1 dropping little), so the log grew to the 100,000-token cap on a
+    500-session haystack with a 40,000 threshold; without the cap it came back cut at the cap (refused by
+    om_core's truncation guard). Past level 4 the share is let go (a short log keeps its level-4 lines), but the
+    cap is not: the oldest observations are left out until the output fits it (newest kept)."""
     level = compression_level_in_prompt(user_text)
+    limits = [n for n in (max_tokens, share_limit(user_text)) if n]
     lines = observations_to_reflect(user_text).splitlines()
     while True:
-        out = format_observer_output("\n".join(reflect_lines(lines, level)))
-        if not max_tokens or level >= max(RULES) or len(default_counter().encode(out)) <= max_tokens:
+        kept = reflect_lines(lines, level)
+        out = format_observer_output("\n".join(kept))
+        if not limits or len(default_counter().encode(out)) <= min(limits):
+            return out
+        if level >= max(RULES):
+            if max_tokens and len(default_counter().encode(out)) > max_tokens:
+                return format_observer_output("\n".join(_drop_oldest(kept, max_tokens)))
             return out
         level += 1

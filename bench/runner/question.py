@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, Callable
 from bench.benchmarks.base import Unit
 from bench.data.schema import Instance
 from bench.prompt import Prompt
-from bench.config import answer_reserve
 from bench.evaluate.retries import RetryPolicy
 from bench.records import CallRecord, collect_calls
 from bench.roles import Role
@@ -206,6 +205,7 @@ async def answer_question(inst: Instance, got: Ingested, restored: bool, env: Qu
     """Answer one ingested question with the Actor, judge it, and gather its rows. `unit_key`: the key of a
     shared conversation's labels (retrieval scores map them back)."""
     from bench.evaluate.answer import answer as answer_call
+    from bench.config import answer_reserve
     from bench.gateway import GatewayError
 
     cfg = env.job.cfg

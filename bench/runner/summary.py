@@ -429,6 +429,7 @@ def print_summary(db_path: str | Path, run_keys: list[str] | None, n_dataset: in
     were not stored and of an early stop, read back from the results file (False where `ombench run`'s digest,
     printed next, says the same of this run)."""
     from bench.runner.runlog import emit
+    from bench.runner.log_notes import log_size_notes
     from bench.runner.window_notes import window_notes
 
     rows, prof = summary_rows(db_path, run_keys, profile)
@@ -436,7 +437,7 @@ def print_summary(db_path: str | Path, run_keys: list[str] | None, n_dataset: in
     warnings = [w for r in rows if r.get("memory") is not None and (w := r["memory"].warning(r["label"]))]
     warnings += ((failure_notes(rows) if failures else []) + refusal_notes(db_path, rows)
                  + empty_memory_warnings(db_path, rows) + working_memory_notes(db_path, rows)
-                 + window_notes(db_path, rows))
+                 + window_notes(db_path, rows) + log_size_notes(db_path, rows))
     if warnings:
         text += "\n" + "\n".join(warnings)
     emit(text) if to_log else print(text)

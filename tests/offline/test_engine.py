@@ -216,3 +216,40 @@ def test_every_role_has_a_handler_and_its_offline_model_is_served() -> None:
             assert isinstance(run_role(role.value, [{"role": "user", "content": "Question: hi?"}]), str)
     with pytest.raises(ValueError, match="unknown offline role"):
         run_role("embedder", [])
+
+
+def _tokens(text: str) -> int:
+    return len(default_counter().encode(text))
+
+
+def test_reflector_keeps_the_share_its_guidance_asks_for() -> None:
+    # unique 🟡 lines: level 1 keeps them all, so "aim for about 8/10" needs a harder level (older 🟡 dropped)
+    log = "Date: Mar 1, 2026\n" + "\n".join(
+        f"* 🟡 (09:{i % 60:02d}) User planned trip number {i} to city{i} with friend{i} for reason{i}" for i in range(60))
+    for profile in ("m11", "m31"):
+        prompt = build_reflector_messages(profile, log, 1)
+        out = parse_observer_output(run_role("reflector", prompt)).observations
+        assert _tokens(out) <= 0.8 * _tokens(log), profile
+        assert "trip number 59 " in out  # the newest kept
+    assert parse_observer_output(run_role("reflector", build_reflector_messages("m31", log, 0))).observations.count(
+        "🟡") == 60  # level 0 asks for no share: every line kept
+
+
+def test_reflector_output_always_fits_the_cap_newest_kept() -> None:
+    from bench.offline.provider import fit_cap
+
+    # unique 🔴 statements: even level 4 keeps every one, so the cap is met by leaving the oldest out
+    import random
+
+    rng = random.Random(5)
+    words = [f"{a}{b}" for a in ("ka", "lo", "mi", "nu", "pe", "ro", "su", "ti") for b in ("ba", "de", "fi", "go", "hu")]
+    log = "\n".join(f"Date: Mar {d}, 2026\n" + "\n".join(
+        f"* 🔴 (10:{i:02d}) User stated fact {d}-{i} " + " ".join(rng.sample(words, 8)) for i in range(20))
+        for d in range(1, 11))
+    prompt = build_reflector_messages("m31", log, 4)
+    cap = _tokens(log) // 5
+    out = run_role("reflector", prompt, {"max_tokens": cap})
+    assert fit_cap(out, cap) == (out, "stop")  # not cut by the provider: om_core's truncation guard accepts it
+    body = parse_observer_output(out).observations
+    assert "fact 10-19 " in body and "fact 1-0 " not in body  # newest kept, oldest left out
+    assert body.startswith("Date: Mar ") and "Date: Mar 1, 2026" not in body  # no date header left empty

@@ -57,3 +57,11 @@ def test_full_context_fits_the_window_and_says_it_cut(tmp_path: Path) -> None:
     flat = " ".join(note.split())  # the note wraps at 100 columns
     assert flat.startswith(f"note: {rows[0]['label']}: at question time the Actor's window held {mean} of the haystack")
     assert "2 of 2 questions cut to the window" in flat and all(len(line) <= 100 for line in note.split("\n"))
+
+
+def test_an_uncapped_answer_keeps_the_reserve_free(tmp_path: Path) -> None:
+    # answer.max_tokens=null (the Mastra presets) sends no cap; the window check keeps the reserve free for it
+    run_job(compose_cfg(tmp_path, "dataset.limit=1", "run_strategies=[full_context]", "answer.max_tokens=null"))
+    with Results(tmp_path / "bench.duckdb") as res:
+        samples = res.samples()
+    assert len(samples) == 1 and samples.error.isna().all()
