@@ -149,7 +149,7 @@ def _extract(version: str, integrity: str) -> dict[str, str]:
             raise ConfigError(f"prompt_source=mastra: {tgz.name} does not match the pinned registry integrity of "
                               f"{PACKAGE}@{version}; refusing its texts")
         with tarfile.open(tgz) as tar:
-            tar.extractall(work / "unpacked", filter="data")
+            _extract_safely(tar, work / "unpacked")
         node = work / "node"
         node.mkdir()
         _run(["npm", "install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", str(node),
@@ -160,6 +160,19 @@ def _extract(version: str, integrity: str) -> dict[str, str]:
         _run(["node", str(script), str(work / "unpacked" / "package"), str(out)], work, "reading Mastra's builders")
         built = json.loads(out.read_text(encoding="utf-8"))
     return cut_templates(built)
+
+
+def _extract_safely(tar: tarfile.TarFile, dest: Path) -> None:
+    """Unpack regular files and folders only, never outside `dest` (the "data" filter where Python has it)."""
+    if hasattr(tarfile, "data_filter"):  # Python 3.11.4+
+        tar.extractall(dest, filter="data")
+        return
+    root = dest.resolve()
+    for member in tar.getmembers():
+        target = (dest / member.name).resolve()
+        if not (member.isfile() or member.isdir()) or not target.is_relative_to(root):
+            raise ConfigError(f"prompt_source=mastra: the package holds {member.name!r}, not a plain file; refusing it")
+    tar.extractall(dest)
 
 
 def _between(text: str, start: str, end: str | None, what: str) -> str:
