@@ -23,18 +23,10 @@ def _short(text: str) -> str:
     return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 1] + "…"
 
 
-def unhandled_error(entry: str) -> tuple[str, str, str]:
-    """(phase, kind, message) of an outcome error `qid: ExceptionType: text` (a question that raised)."""
-    _, _, rest = entry.partition(": ")
-    exc_type, _, text = rest.partition(": ")
-    if exc_type == "GatewayError":
-        kind, _, message = text.partition(": ")
-        return "ingest", kind, message
-    return "run", exc_type or "error", text
-
-
 def error_lines(stored: Iterable[str], unhandled: Iterable[str] = ()) -> list[str]:
     """One line per (kind, phase) of failure: its count and its first message, most frequent first."""
+    from bench.runner.experiment import unhandled_error  # the format of the outcome errors it writes
+
     parsed = [parse_error_text(e) for e in stored] + [unhandled_error(e) for e in unhandled]
     if not parsed:
         return []

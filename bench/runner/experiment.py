@@ -45,13 +45,23 @@ class RunOutcome:
 MAX_FAILURES_NOTED = 100  # questions whose failure reason a run's row keeps (the count is always whole)
 
 
+def unhandled_error(entry: str) -> tuple[str, str, str]:
+    """(phase, kind, message) of an outcome error `qid: ExceptionType: text` (a question that raised), as
+    `RunOutcome.errors` holds them."""
+    _, _, rest = entry.partition(": ")
+    exc_type, _, text = rest.partition(": ")
+    if exc_type == "GatewayError":
+        kind, _, message = text.partition(": ")
+        return "ingest", kind, message
+    return "run", exc_type or "error", text
+
+
 def run_notes(out: RunOutcome, stopped: str | None) -> dict[str, Any]:
     """What the run's row keeps (`runs.extra`) of a run's failures that are not results: why it stopped early
     (`stopped`: "error: ...", "budget: ...", "storage: ..."; None when it ran to the end) and the questions that
     failed before anything of theirs was stored (`failures`: [{question_id, phase, kind, message}], at most
     `MAX_FAILURES_NOTED`, and `n_failures`). Such questions stay unstored so that the same command retries them;
     every text is redacted. Always both keys, so a re-run that succeeds clears what an earlier one noted."""
-    from bench.runner.digest import unhandled_error
     from bench.secrets import redact_text
 
     failures = []

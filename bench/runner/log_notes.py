@@ -16,7 +16,11 @@ def log_size_notes(db_path: str | Path, rows: list[dict[str, Any]]) -> list[str]
     """Per OM-like run of the summary's `rows` (those with memory diagnostics) whose observation log reached more
     than OVER x `strategies.<key>.params.observation_tokens` (default: OMParams'): one warning of two lines that
     fit 100 columns, naming the largest log, the threshold, the reflections committed and refused."""
-    from bench.runner.summary import WIDTH, _cut, _event_counts, _params
+    import textwrap
+
+    from bench.runner.run_facts import WIDTH
+    from bench.runner.run_facts import event_counts as _event_counts
+    from bench.runner.run_facts import strategy_params as _params
     from bench.store import Results
     from bench.strategies.om import OMParams
 
@@ -39,8 +43,10 @@ def log_size_notes(db_path: str | Path, rows: list[dict[str, Any]]) -> list[str]
         causes = (["committed ones came back over their target"] if reflected else []) + (
             [f"refused: {mem.top_reasons(1, roles=False)}"] if refused else [])
         cause = "; ".join(causes) or "no reflection ran"
-        out.append(_cut(f"warning: {r['label']}: the observation log reached {peak:,} tokens, {peak / threshold:.1f}x "
-                        f"the reflection threshold {threshold:,}", WIDTH)
-                   + "\n" + _cut(f"  ({reflected} reflections committed, {refused} refused; cause: {cause})",
-                                 WIDTH))
+        # wrapped, not cut: run names are long and the cause comes last
+        head = f"warning: {r['label']}: the observation log reached {peak:,} tokens, {peak / threshold:.1f}x " \
+               f"the reflection threshold {threshold:,}"
+        tail = f"  ({reflected} reflections committed, {refused} refused; cause: {cause})"
+        out.append("\n".join(textwrap.wrap(head, WIDTH, subsequent_indent="  ")
+                              + textwrap.wrap(tail, WIDTH, subsequent_indent="  ")))
     return out

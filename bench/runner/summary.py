@@ -12,8 +12,10 @@ import pandas as pd
 
 from bench.report.data import choose_profile, dataset_label
 from bench.report.labels import RunId, swept_by_run
+from bench.runner.run_facts import WIDTH  # the summary's width, shared with its notes
+from bench.runner.run_facts import event_counts as _event_counts
+from bench.runner.run_facts import strategy_params as _params
 
-WIDTH = 100
 LABEL_W = 31
 
 
@@ -403,23 +405,6 @@ def refusal_notes(db_path: str | Path, rows: list[dict[str, Any]] | None = None)
             out.append("\n".join(textwrap.wrap(line, WIDTH, subsequent_indent="  "))
                        + "\n  (retried once the input grew by half a threshold, doubling per refusal; docs/om.md)")
     return out
-
-
-def _event_counts(turns: pd.DataFrame, event: str) -> pd.Series:
-    """How often `event` occurs in each turn's comma-separated events: an int Series on `turns`' index (empty,
-    never a frame, when the strategy stored no turns)."""
-    return pd.Series([str(e).split(",").count(event) if isinstance(e, str) else 0 for e in turns.events],
-                     index=turns.index, dtype="int64")
-
-
-def _params(strategy: str, config: Any) -> dict[str, Any]:
-    """strategies.<strategy>.params of a run's stored config ({} when absent or unreadable)."""
-    try:
-        cfg = json.loads(config) if isinstance(config, str) else (config or {})
-        params = ((cfg.get("strategies") or {}).get(strategy) or {}).get("params") or {}
-        return dict(params) if isinstance(params, dict) else {}
-    except (ValueError, AttributeError):
-        return {}
 
 
 def print_summary(db_path: str | Path, run_keys: list[str] | None, n_dataset: int | None = None,

@@ -15,7 +15,7 @@ def window_notes(db_path: str | Path, rows: list[dict[str, Any]]) -> list[str]:
     """Per run of the summary's `rows`: one warning when questions were not answered because their prompt passed
     the window, one note when the strategy cut prompts to the window; each two lines that fit 100 columns."""
     from bench.runner.question import CONTEXT_WINDOW
-    from bench.runner.summary import _event_counts
+    from bench.runner.run_facts import event_counts as _event_counts
     from bench.store import Results
 
     with Results(db_path) as res:

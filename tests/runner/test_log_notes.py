@@ -27,8 +27,9 @@ def test_a_log_past_its_threshold_is_reported_with_its_cause(tmp_path: Path) -> 
                           "strategies.om.params.observation_tokens=60")
     assert peak > OVER * 60
     [note] = notes
-    assert note.startswith(f"warning: om: the observation log reached {peak:,} tokens")
-    assert "the reflection threshold 60" in note and "cause: committed ones came back over their target" in note
+    flat = " ".join(note.split())  # the note wraps at 100 columns
+    assert ".om@" in flat and f": the observation log reached {peak:,} tokens" in flat and flat.startswith("warning: ")
+    assert "the reflection threshold 60" in flat and "cause: committed ones came back over their target" in flat
     assert all(len(line) <= 100 for line in note.split("\n"))
 
 
