@@ -16,9 +16,7 @@ def log_size_notes(db_path: str | Path, rows: list[dict[str, Any]]) -> list[str]
     """Per OM-like run of the summary's `rows` (those with memory diagnostics) whose observation log reached more
     than OVER x `strategies.<key>.params.observation_tokens` (default: OMParams'): one warning of two lines that
     fit 100 columns, naming the largest log, the threshold, the reflections committed and refused."""
-    import textwrap
-
-    from bench.runner.run_facts import WIDTH
+    from bench.runner.run_facts import wrap_note
     from bench.runner.run_facts import event_counts as _event_counts
     from bench.runner.run_facts import strategy_params as _params
     from bench.store import Results
@@ -47,6 +45,5 @@ def log_size_notes(db_path: str | Path, rows: list[dict[str, Any]]) -> list[str]
         head = f"warning: {r['label']}: the observation log reached {peak:,} tokens, {peak / threshold:.1f}x " \
                f"the reflection threshold {threshold:,}"
         tail = f"  ({reflected} reflections committed, {refused} refused; cause: {cause})"
-        out.append("\n".join(textwrap.wrap(head, WIDTH, subsequent_indent="  ")
-                              + textwrap.wrap(tail, WIDTH, subsequent_indent="  ")))
+        out.append(wrap_note(f"{head}\n{tail}"))
     return out

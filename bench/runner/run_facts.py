@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import Any
 
 import pandas as pd
@@ -26,3 +27,9 @@ def strategy_params(strategy: str, config: Any) -> dict[str, Any]:
         return dict(params) if isinstance(params, dict) else {}
     except (ValueError, AttributeError):
         return {}
+
+
+def wrap_note(note: str, width: int = WIDTH) -> str:
+    """A summary note's lines wrapped to `width` (run names are long, the counts come last), continuation lines
+    indented: wrapped, never cut."""
+    return "\n".join("\n".join(textwrap.wrap(line, width, subsequent_indent="  ")) for line in note.split("\n"))

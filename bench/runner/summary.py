@@ -15,6 +15,7 @@ from bench.report.labels import RunId, swept_by_run
 from bench.runner.run_facts import WIDTH  # the summary's width, shared with its notes
 from bench.runner.run_facts import event_counts as _event_counts
 from bench.runner.run_facts import strategy_params as _params
+from bench.runner.run_facts import wrap_note
 
 LABEL_W = 31
 
@@ -398,12 +399,10 @@ def refusal_notes(db_path: str | Path, rows: list[dict[str, Any]] | None = None)
         t = turns[turns.run_key == r["run_key"]]
         skipped = int(sum(_event_counts(t, e).sum() for e in DEFERRED_EVENTS))
         if refused or skipped:
-            import textwrap  # wrapped, not cut: run names are long and the counts come last
-
             line = (f"refused: {r['label']}: {refused} Observer/Reflector output{'' if refused == 1 else 's'}"
                     f" refused, {skipped} retr{'y' if skipped == 1 else 'ies'} of a refused input skipped")
-            out.append("\n".join(textwrap.wrap(line, WIDTH, subsequent_indent="  "))
-                       + "\n  (retried once the input grew by half a threshold, doubling per refusal; docs/om.md)")
+            out.append(wrap_note(line + "\n  (retried once the input grew by half a threshold, doubling per refusal; "
+                                 "docs/om.md)"))
     return out
 
 

@@ -16,6 +16,7 @@ def window_notes(db_path: str | Path, rows: list[dict[str, Any]]) -> list[str]:
     the window, one note when the strategy cut prompts to the window; each two lines that fit 100 columns."""
     from bench.runner.question import CONTEXT_WINDOW
     from bench.runner.run_facts import event_counts as _event_counts
+    from bench.runner.run_facts import wrap_note
     from bench.store import Results
 
     with Results(db_path) as res:
@@ -41,14 +42,7 @@ def window_notes(db_path: str | Path, rows: list[dict[str, Any]]) -> list[str]:
         elif cut:
             out.append(f"note: {r['label']}: {cut} of {total} questions' prompts hit the Actor's window and were "
                        "cut\n  (the oldest history dropped: the answer saw only the most recent part of the haystack)")
-    return [_fit(n) for n in out]
-
-
-def _fit(note: str, width: int = 100) -> str:
-    """A note's lines wrapped to the summary's width (run names are long), continuation lines indented."""
-    import textwrap
-
-    return "\n".join("\n".join(textwrap.wrap(line, width, subsequent_indent="  ")) for line in note.split("\n"))
+    return [wrap_note(n) for n in out]
 
 
 def _shares(turns: Any) -> dict[str, float]:
