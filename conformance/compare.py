@@ -18,7 +18,9 @@ What is compared (each one `Check`), and what is deliberately not:
     current-task/suggested-response, and the raw messages after the continuation reminder.
   * observer request / reflector request (only for a case whose om_core side reads Mastra's own texts,
     prompt_source="mastra"): every Observer and Reflector request's messages in full, byte for byte: the system
-    message and the whole user message, wording, headings and layout included.
+    message and the whole user message, wording, headings and layout included;
+  * actor texts (such a case against 1.31.0, which exports them): the question-time Actor preamble and
+    continuation reminder, byte for byte.
 Never compared otherwise: the wording of prompts and fixed Actor texts (om_core's packaged texts are its own words
 by design) and Mastra's multi-thread preamble line. Never compared in any case: the raw ids Mastra 1.1.0/1.31.0 show their Observer (mapped with om_core's
 own obscuring, `om_core.scopes.display_id`, before comparing: om_core never shows raw ids).
@@ -40,6 +42,8 @@ TASK = "## Your Task"
 RULE = "\n\n---\n\n"
 THREAD = re.compile(r'<thread id="([^"]+)">\n(.*?)\n</thread>', re.S)
 THREAD_TAG = re.compile(r'<thread id="([^"]+)">')
+# 1.31.0's multi-thread prior metadata names each thread on a line of its own ("- thread <id>")
+PRIOR_THREAD = re.compile(r"^(- thread )(\S+)$", re.M)
 OTHER = re.compile(r'<other-conversation id="[^"]*">.*?</other-conversation>', re.S)
 # 1.31.0 sends the Observer's history as one text part per message; these parts are framing, not messages
 FRAMING = ("## New Message History", "<thread id=", "\n</thread>", "\n\n")
@@ -112,9 +116,11 @@ def reflector_input(body: dict[str, Any]) -> str | None:
 
 def full_request(body: dict[str, Any], rename: dict[str, str]) -> list[list[str]]:
     """A request's messages in full: [[role, text]], content parts rejoined (`joined`), and the raw thread ids of
-    `<thread id="...">` tags mapped through `rename` (the only change: everything else is compared as sent)."""
+    `<thread id="...">` tags and of 1.31.0's prior-metadata lines `- thread <id>` mapped through `rename` (the
+    only change: everything else is compared as sent)."""
     def ids(text: str) -> str:
-        return THREAD_TAG.sub(lambda m: f'<thread id="{rename.get(m.group(1), m.group(1))}">', text)
+        text = THREAD_TAG.sub(lambda m: f'<thread id="{rename.get(m.group(1), m.group(1))}">', text)
+        return PRIOR_THREAD.sub(lambda m: m.group(1) + rename.get(m.group(2), m.group(2)), text)
 
     return [[str(m.get("role")), ids(joined(m.get("content")))] for m in body.get("messages", [])]
 
@@ -249,13 +255,34 @@ def check_actor(name: str, m_msgs: Sequence[dict[str, Any]], o_msgs: Sequence[di
     return Check(name, True, ", ".join(f"{len(v)} {k}" for k, v in a.items()) + " byte-identical")
 
 
+def check_actor_texts(m_msgs: Sequence[dict[str, Any]], o_msgs: Sequence[dict[str, Any]]) -> Check:
+    """The Actor-context texts 1.31.0 exports, as om_core sent them with its texts (prompt_source="mastra"): om_core's
+    `om:preamble` (OBSERVATION_CONTEXT_PROMPT, a blank line, OBSERVATION_CONTEXT_INSTRUCTIONS) must be one of
+    Mastra's system messages and its `om:continuation` Mastra's `<system-reminder>` message, byte for byte. The
+    OTHER-conversations intro is inline in a 1.31.0 class method and stays om_core's wording: not compared."""
+    by_key = {m.get("key"): joined(m.get("content")) for m in o_msgs}
+    pre, cont = by_key.get("om:preamble"), by_key.get("om:continuation")
+    if pre is None or cont is None:
+        return Check("actor texts", False, "om_core's context has no om:preamble / om:continuation (no observations?)")
+    m_system = [joined(m.get("content")) for m in m_msgs if m.get("role") == "system"]
+    m_reminder = [t for m in m_msgs if m.get("role") == "user" and (t := joined(m.get("content"))).startswith(
+        "<system-reminder>")]
+    if pre not in m_system:
+        near = max(m_system, key=lambda t: sum(a == b for a, b in zip(t, pre)), default="")
+        return Check("actor texts", False, f"preamble: {_first_diff(near, pre)}")
+    if m_reminder[:1] != [cont]:
+        return Check("actor texts", False, f"continuation: {_first_diff(m_reminder[0] if m_reminder else '', cont)}")
+    return Check("actor texts", True, f"preamble ({len(pre)} characters) and continuation ({len(cont)}) byte-identical")
+
+
 def compare_case(m_log: Sequence[dict[str, Any]], o_log: Sequence[dict[str, Any]], m_marks: Sequence[int],
                  o_marks: Sequence[int], thread_ids: Iterable[str], m_actor: Sequence[dict[str, Any]],
                  o_actor: Sequence[dict[str, Any]],
                  prep: Sequence[tuple[Sequence[dict[str, Any]], Sequence[dict[str, Any]]]] = (),
-                 wording: bool = False) -> list[Check]:
+                 wording: bool = False, actor_texts: bool = False) -> list[Check]:
     """Every check of one case. `prep`: (Mastra, om_core) Actor messages at step 0 of each pair, when recorded.
-    `wording`: also compare every Observer and Reflector request in full (om_core read Mastra's own texts)."""
+    `wording`: also compare every Observer and Reflector request in full (om_core read Mastra's own texts);
+    `actor_texts`: also the question-time Actor-context texts (`check_actor_texts`; 1.31.0 exports them)."""
     rename = {t: display_id(t, True) for t in thread_ids}
     mp, op = per_pair(m_log, m_marks), per_pair(o_log, o_marks)
     checks = [check_triggers(mp, op), check_inputs("observer", mp, op, rename),
@@ -268,4 +295,6 @@ def compare_case(m_log: Sequence[dict[str, Any]], o_log: Sequence[dict[str, Any]
     if wording:
         checks += [check_inputs("observer", mp, op, rename, whole=True),
                    check_inputs("reflector", mp, op, rename, whole=True)]
+    if actor_texts:
+        checks.append(check_actor_texts(m_actor, o_actor))
     return checks

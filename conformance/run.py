@@ -6,9 +6,10 @@ For each case: `npm ci` in the version's folder when its node_modules is missing
 Mastra driver replays the question as Mastra's runner does (resource scope, date-sorted sessions, one generate
 per pair) against the fake model; om_core replays exactly the messages and times Mastra stored
 (omcore_replay.py); compare.py checks triggers, Observer and Reflector request data, request parameters and the
-Actor context; a case with prompt_source="mastra" (1.1.0-oracle-texts: om_core m11 reading 1.1.0's own texts from
-om_core's cache, $OM_CORE_CACHE_DIR else ~/.cache/om-core) also compares every Observer/Reflector request in full,
-and reuses the Mastra run of the case named in its `mastra_from`. Exit status 1 when a case that must match does
+Actor context; a case with prompt_source="mastra" (the *-texts cases: om_core m11/m31 reading 1.1.0's/1.31.0's own
+texts from om_core's cache, $OM_CORE_CACHE_DIR else ~/.cache/om-core) also compares every Observer/Reflector
+request in full (against 1.31.0 also the Actor's preamble and continuation reminder), and reuses the Mastra run of
+the case named in its `mastra_from`. Exit status 1 when a case that must match does
 not, or a case listed as a known difference now matches (then it belongs with the matching cases). CONFORMANCE_S=1 (or --s) adds the LongMemEval_S cases.
 
 Needs node and npm (Node 20+), the project's venv, and the LongMemEval files in $LONGMEMEVAL_DATA_DIR (else
@@ -81,11 +82,17 @@ CASES: tuple[Case, ...] = (
          prompt_source="mastra", mastra_from="1.1.0-oracle"),
     Case("1.31.0-oracle", "1.31.0", "m31", "oracle", 2000, 600, "single",
          ("--tiktoken", "--own-thread-history")),
+    Case("1.31.0-oracle-texts", "1.31.0", "m31", "oracle", 2000, 600, "single",
+         ("--tiktoken", "--own-thread-history"), prompt_source="mastra", mastra_from="1.31.0-oracle"),
     Case("1.31.0-oracle-thread-buffering", "1.31.0", "m31", "oracle", 2000, 600, "single",
          ("--tiktoken",), extra=("--scope", "thread", "--one-thread"),
          known_difference="at the first activation (pair 3) om_core activates 3 buffered chunks where 1.31.0 "
                           "activates 2, and its reflection buffering starts at pair 7 where 1.31.0's starts at pair 9 "
                           "(docs/om.md lists both as open, om_core side)"),
+    Case("1.31.0-oracle-thread-buffering-texts", "1.31.0", "m31", "oracle", 2000, 600, "single",
+         ("--tiktoken",), extra=("--scope", "thread", "--one-thread"), prompt_source="mastra",
+         mastra_from="1.31.0-oracle-thread-buffering",
+         known_difference="as 1.31.0-oracle-thread-buffering"),
     Case("1.31.0-oracle-gpt-5-mini", "1.31.0", "m31", "oracle", 2000, 600, "single",
          ("--tiktoken", "--own-thread-history"), model="gpt-5-mini",
          known_difference="for gpt-5-mini 1.31.0 sends no temperature (modelSupportsTemperature is false), om_core "
@@ -204,7 +211,8 @@ def run_case(case: Case, qid: str, fm: FakeModel, work: Path, model: str,
     o_prep = [json.loads(x)["messages"] for x in (out / "omcore" / "actor_contexts.jsonl").read_text().splitlines()]
     checks = compare_case(m_log, o_log, [p["requestsBefore"] for p in sched["schedule"]],
                           [e["requests_before"] for e in o_events], {p["threadId"] for p in sched["schedule"]},
-                          m_actor, o_actor, list(zip(m_prep, o_prep)), wording=case.prompt_source == "mastra")
+                          m_actor, o_actor, list(zip(m_prep, o_prep)), wording=case.prompt_source == "mastra",
+                          actor_texts=case.prompt_source == "mastra" and case.version != "1.1.0")
     checks = ([texts] if texts is not None else []) + checks
     for name, log in (("mastra", m_log), ("omcore", o_log)):
         (out / f"{name}_requests.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in log))

@@ -7,10 +7,16 @@ esbuild and Mastra's own prompt builders are called (om_core/mastra_texts.mjs); 
 template names, checked against a pinned sha256 and cached as a prompts folder. Nothing of Mastra's enters the
 repository. Node.js and npm are needed only for this option, only the first time (then the cache answers).
 
-Supported: profile `m11` = `@mastra/memory` 1.1.0 (mastra-ai/mastra, packages/memory/src/processors/
-observational-memory/observer-agent.ts and reflector-agent.ts): the Observer's system prompts (single and
-multi-thread), its user-message texts, the Reflector's system prompt, task and compression-retry texts. The
-Actor-context texts of 1.1.0 are inline in a class method of observational-memory.ts and stay om_core's.
+Supported (mastra-ai/mastra, packages/memory/src/processors/observational-memory/observer-agent.ts,
+reflector-agent.ts; for 1.31.0 also built-in-extractors.ts and constants.ts):
+  * profile `m11` = `@mastra/memory` 1.1.0: the Observer's system prompts (single and multi-thread), its
+    user-message texts, the Reflector's system prompt, task and compression-retry texts. The Actor-context texts
+    of 1.1.0 are inline in a class method of observational-memory.ts and stay om_core's (docs/om.md says why).
+  * profile `m31` = `@mastra/memory` 1.31.0: the same, as 1.31.0 composes them at run time (with the built-in
+    current-task/suggested-response extractors; without them for buffered calls), the four compression levels,
+    the prior-thread-metadata and prior-extracted-values layouts, the Reflector's additional output sections,
+    and the Actor-context texts 1.31.0 exports (OBSERVATION_CONTEXT_PROMPT, OBSERVATION_CONTEXT_INSTRUCTIONS,
+    OBSERVATION_CONTINUATION_HINT). The OTHER-conversations intro is inline in a class method and stays om_core's.
 """
 
 from __future__ import annotations
@@ -35,6 +41,9 @@ RELEASES: dict[str, tuple[str, str, str]] = {
     "m11": ("1.1.0",
             "sha512-ckkcP7ObXwyhJhZrJKOLe0RTvyj/FIctYPor0Wo1dTZ5H+lbngpSalBm1Ll+jH5jb5467BMkecmu0AZc4nurWg==",
             "18c8c9540515c51dac8dc056575aaa1a46afdfb4b40abe6e28eb5aca3cd0ebad"),
+    "m31": ("1.31.0",
+            "sha512-qt+J++XfotafhF19SaA+gQL/XoP3ACISfEOjhcevgcO3AjLKsbIuBFsGN4jJMmPtYJK0xsV47O0PD2ZlE7h+og==",
+            "67ba33734150213c1614d23521cdf0f70a4dc5c4d4abed7ac59775d649513de6"),
 }
 ESBUILD = "esbuild@0.24.2"  # bundles the package's TypeScript sources (types erased) so Node can run the builders
 EXACT_MARKER = ".exact"  # in a prompts folder: texts are used byte for byte (no trailing whitespace trimmed)
@@ -43,6 +52,9 @@ MANIFEST = "source.json"
 # markers the extractor passes where Mastra's builders insert observations / guidance (om_core/mastra_texts.mjs)
 _OBS = "\u0001OBSERVATIONS\u0001"
 _GUIDE = "\u0002GUIDANCE\u0002"
+_TASK = "\u0003TASK\u0003"
+_SUGGESTED = "\u0004SUGGESTED\u0004"
+_THREAD = "\u0005THREAD\u0005"
 _THREADS = 7  # threads the extractor names for the multi-thread prompt (none has messages: only the count shows)
 
 
@@ -82,8 +94,8 @@ def mastra_texts(profile: str, cache: Path | None = None) -> MastraTexts:
     Raises ConfigError (one line) when the profile has no supported release, Node.js/npm are missing, the
     registry cannot be reached, the tarball's hash or the texts' hash differ from the pinned ones."""
     if profile not in RELEASES:
-        raise ConfigError(f"prompt_source=mastra: no Mastra release is supported for profile {profile!r} yet; use "
-                          f"profile=m11 (@mastra/memory 1.1.0) or prompt_source=packaged")
+        raise ConfigError(f"prompt_source=mastra: no Mastra release is supported for profile {profile!r}; use "
+                          f"profile=m11 (@mastra/memory 1.1.0), m31 (1.31.0) or prompt_source=packaged")
     version, integrity, want = RELEASES[profile]
     source = f"{PACKAGE}@{version}"
     folder = (cache or cache_dir()) / "mastra" / version
@@ -159,7 +171,7 @@ def _extract(version: str, integrity: str) -> dict[str, str]:
         out = work / "texts.json"
         _run(["node", str(script), str(work / "unpacked" / "package"), str(out)], work, "reading Mastra's builders")
         built = json.loads(out.read_text(encoding="utf-8"))
-    return cut_templates(built)
+    return cut_templates(built) if version == "1.1.0" else cut_templates_131(built)
 
 
 def _extract_safely(tar: tarfile.TarFile, dest: Path) -> None:
@@ -229,4 +241,96 @@ def cut_templates(built: dict[str, str]) -> dict[str, str]:
         "reflector_system": built["reflector_system"],
         "reflector_task": reflector_task,
         "reflector_retry": retry,
+    }
+
+
+def _layout(ok: bool, what: str) -> None:
+    if not ok:
+        raise ConfigError(f"prompt_source=mastra: {what}; the pinned release's layout changed")
+
+
+def cut_templates_131(built: dict[str, str]) -> dict[str, str]:
+    """om_core template name -> text for 1.31.0 (om_core/mastra_texts.mjs output, the `v131` branch).
+
+    Whole texts: the four Observer system prompts (single/multi, with the hint sections / buffered without) and
+    the two Reflector ones. The rest is cut where om_core's layout stands (headings, `---` rules, the blank lines
+    between parts) and each cut is checked against the builder's output, so a moved layout is refused."""
+    from .observer_prompt import HISTORY_HEADING, PREVIOUS_OBSERVATIONS_HEADING, PRIOR_METADATA_HEADING, TASK_HEADING
+    from .reflector import GUIDANCE_HEADING, OBSERVATIONS_END, REFLECT_HEADING
+
+    single = built["observer_task_single"]
+    prefix = f"{PREVIOUS_OBSERVATIONS_HEADING}\n\n{_OBS}\n\n---\n\n"
+    _layout(single.startswith(prefix), "the Observer task does not open with the previous observations")
+    note = _between(single, prefix, f"\n\n{TASK_HEADING}\n\n", "the Observer task")
+    task = _between(single, f"{note}\n\n{TASK_HEADING}\n\n", None, "the Observer task")
+    buffered = built["observer_task_single_buffered"]
+    _layout(buffered.startswith(f"{TASK_HEADING}\n\n{task}\n\n"), "the buffered Observer task is not the task "
+            "and a note")
+    buffered_note = buffered[len(f"{TASK_HEADING}\n\n{task}\n\n"):]
+    _layout(built["reflector_user_buffered"].endswith(f"\n\n{buffered_note}"), "the buffered Reflector prompt does "
+            "not end with the buffered Observer's note")
+    # single-thread prior metadata: the two labelled lines, a closing sentence, a rule, the task
+    prior = built["observer_task_single_prior"]
+    head = f"{PRIOR_METADATA_HEADING}\n\n"
+    _layout(prior.startswith(head) and prior.endswith(f"\n\n---\n\n{TASK_HEADING}\n\n{task}"),
+            "the prior thread metadata does not stand before the task")
+    lines, _, closing = prior[len(head):prior.rindex("\n\n---\n\n")].partition("\n\n")
+    task_line, _, suggested_line = lines.partition("\n")
+    _layout(task_line.endswith(_TASK) and suggested_line.endswith(_SUGGESTED) and "\n" not in suggested_line,
+            "the prior thread metadata is not one line per hint")
+    task_label, suggested_label = task_line[:-len(_TASK)], suggested_line[:-len(_SUGGESTED)]
+    # multi-thread: previous observations, then per-thread hints under "<thread label><id>" indented, then the task
+    multi = built["observer_task_multi"]
+    _layout(multi.startswith(f"{prefix}{note}\n\n{head}"), "the multi-thread Observer task does not open with "
+            "the previous observations and the prior thread metadata")
+    rest = multi[len(f"{prefix}{note}\n\n{head}"):]
+    group, _, rest = rest.partition("\n\n")
+    closing_multi, _, rest = rest.partition("\n\n---\n\n")
+    g = group.split("\n")
+    _layout(len(g) == 3 and g[0].endswith(_THREAD) and g[1] == f"  {task_label}{_TASK}"
+            and g[2] == f"  {suggested_label}{_SUGGESTED}", "the multi-thread prior metadata is not a thread line "
+            "with its hints indented by two spaces")
+    _layout(rest.startswith(f"{TASK_HEADING}\n\n"), "the multi-thread task does not follow its metadata")
+    task_multi = rest[len(f"{TASK_HEADING}\n\n"):]
+    history = built["observer_history_multi"]
+    intro = _between(history, f"{HISTORY_HEADING}\n\n", "\n\n", "the multi-thread Observer history")
+    _layout(history == f"{HISTORY_HEADING}\n\n{intro}\n\n" and intro.count(f" {_THREADS} ") == 1,
+            "the multi-thread Observer history does not open with one line stating its thread count")
+    # Reflector: observations, task, guidance, prior values, additional output sections
+    reflect = built["reflector_user"]
+    opening = f"{REFLECT_HEADING}\n\n{_OBS}{OBSERVATIONS_END}"
+    _layout(reflect.startswith(opening), "the Reflector prompt does not open with the observations")
+    reflector_task = _between(reflect, opening, f"\n\n{GUIDANCE_HEADING}\n\n{_GUIDE}", "the Reflector prompt")
+    _layout(built["reflector_user_buffered"] == f"{opening}{reflector_task}\n\n{buffered_note}",
+            "the buffered Reflector prompt is not the task and the buffered note")
+    after = _between(reflect, f"{GUIDANCE_HEADING}\n\n{_GUIDE}\n\n", None, "the Reflector prompt")
+    values = f"<current-task>\n{_TASK}\n</current-task>\n\n<suggested-response>\n{_SUGGESTED}\n</suggested-response>"
+    _layout(values in after, "the Reflector's prior extracted values are not current-task and suggested-response tags")
+    prior_values, _, sections = after.partition("\n\n## ")
+    _layout(prior_values.count(values) == 1 and sections.startswith("Additional"), "the Reflector's prior values "
+            "are not followed by its additional output sections")
+    return {
+        "observer_system_single": built["observer_system_single"],
+        "observer_system_multi": built["observer_system_multi"],
+        "observer_system_single_buffered": built["observer_system_single_buffered"],
+        "observer_system_multi_buffered": built["observer_system_multi_buffered"],
+        "observer_previous_note": note,
+        "observer_task": task,
+        "observer_task_multi": task_multi,
+        "buffered_note": buffered_note,
+        "observer_threads_intro": intro.replace(f" {_THREADS} ", " {threads} "),
+        "observer_prior_current_task": task_label,
+        "observer_prior_suggested_response": suggested_label,
+        "observer_prior_metadata": closing,
+        "observer_prior_thread": g[0][:-len(_THREAD)],
+        "observer_prior_metadata_multi": closing_multi,
+        "reflector_system": built["reflector_system"],
+        "reflector_system_buffered": built["reflector_system_buffered"],
+        "reflector_task": reflector_task,
+        "reflector_prior_values": prior_values.replace(values, "{values}"),
+        "reflector_output_sections": "## " + sections,
+        **{f"reflector_level_{n}": built[f"reflector_level_{n}"] for n in range(1, 5)},
+        "actor_preamble": built["actor_preamble"],
+        "actor_instructions": built["actor_instructions"],
+        "continuation": built["continuation"],
     }

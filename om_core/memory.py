@@ -130,7 +130,8 @@ class ObservationalMemory:
                     rec = self._head(key, resource_id, thread_id, now)
                 refl_idle = gap is not None and cfg.reflection_idle_ms is not None and \
                     gap >= timedelta(milliseconds=cfg.reflection_idle_ms)
-                await maybe_reflect(self, rec, now, events, idle=refl_idle, provider_changed=changed)
+                await maybe_reflect(self, rec, now, events, idle=refl_idle, provider_changed=changed,
+                                    thread_id=thread_id)
                 tail = await self._step(key, state, resource_id, thread_id, now, events, {m.id for m in msgs})
             return self._render(resource_id, thread_id, now, events, tail=tail, system=system,
                                 first_new={m.id for m in msgs})
@@ -154,7 +155,8 @@ class ObservationalMemory:
                 st = self.status(rec, thread_id)
                 if st.pending >= st.threshold and not has_pending_tool_call(st.unobserved):
                     if await self._observe(st, resource_id, thread_id, now, events) or "observe" in events:
-                        await maybe_reflect(self, self._head(key, resource_id, thread_id, now), now, events)
+                        await maybe_reflect(self, self._head(key, resource_id, thread_id, now), now, events,
+                                    thread_id=thread_id)
         return list(events)
 
     async def finalize(self, resource_id: str, thread_id: str, now: datetime) -> list[str]:
@@ -176,7 +178,8 @@ class ObservationalMemory:
                 await self._observe(replace(st, threshold=sys.maxsize), resource_id, thread_id, now, events,
                                     force=True)
             if "observe" in events or "activate" in events:
-                await maybe_reflect(self, self._head(key, resource_id, thread_id, now), now, events)
+                await maybe_reflect(self, self._head(key, resource_id, thread_id, now), now, events,
+                                    thread_id=thread_id)
         return list(events)
 
     def take_background_events(self, resource_id: str, thread_id: str) -> list[str]:
@@ -332,13 +335,15 @@ class ObservationalMemory:
             st = self.status(self._head(key, resource_id, thread_id, now), thread_id)
             block = self.config.block_after_tokens
             if block is None or st.pending < block or has_pending_tool_call(st.unobserved):
-                await maybe_reflect(self, self._head(key, resource_id, thread_id, now), now, events)
+                await maybe_reflect(self, self._head(key, resource_id, thread_id, now), now, events,
+                                    thread_id=thread_id)
                 return []
             if st.record.buffered_observation_chunks and activate(self, st, thread_id, now, events, everything=True):
                 st = self.status(self._head(key, resource_id, thread_id, now), thread_id)
         observed = await self._observe(st, resource_id, thread_id, now, events)
         if observed or activated:
-            await maybe_reflect(self, self._head(key, resource_id, thread_id, now), now, events)
+            await maybe_reflect(self, self._head(key, resource_id, thread_id, now), now, events,
+                                    thread_id=thread_id)
         return retention_tail(observed, self.config.retention_floor, self.tokens, keep_ids)
 
     async def _observe(self, st: Status, resource_id: str, thread_id: str, now: datetime,

@@ -58,12 +58,16 @@ def build_observer_system_prompt(
     """The Observer's system prompt; `working_memory` adds the `<working-memory>` output section.
 
     A prompts folder with a whole text (`observer_system_single` / `observer_system_multi`, e.g. Mastra's own,
-    om_core.mastra_texts) gives the prompt of a plain call; it has none for the variants it does not cover
-    (buffered calls, thread titles, working memory): InputError."""
+    om_core.mastra_texts) gives the prompt of a plain call, and `<name>_buffered` that of a buffered call
+    (Mastra 1.31.0's); it has none for the variants it does not cover (thread titles, working memory, buffered
+    calls without a `_buffered` text): InputError."""
     check_profile(profile)
-    given = whole(profile, "observer_system_multi" if multi_thread else "observer_system_single", prompts_folder)
+    name = "observer_system_multi" if multi_thread else "observer_system_single"
+    given = whole(profile, name, prompts_folder)
     if given is not None:
-        if not continuation_hints or thread_title or working_memory:
+        if not continuation_hints:  # a buffered call: the folder's variant without the hint sections, if it has one
+            given = whole(profile, f"{name}_buffered", prompts_folder)
+        if given is None or thread_title or working_memory:
             raise InputError("the prompts folder's whole Observer prompt covers plain calls only: turn off "
                              "buffering, thread_title and working_memory, or use the packaged texts")
         if instruction and instruction.strip():
@@ -88,7 +92,25 @@ def _metadata_lines(prior: Mapping[str, str] | None) -> list[str]:
     return [f"- {_METADATA_LABELS.get(k, k)}: {v.strip()}" for k, v in (prior or {}).items() if v and str(v).strip()]
 
 
+def _mastra_metadata_lines(prior: Mapping[str, str] | None, profile: str, folder: PromptsFolder,
+                           indent: str = "") -> list[str]:
+    """The prior hints in Mastra 1.31.0's layout (observer-agent.ts buildObserverTaskPrompt): one labelled line
+    per hint, the labels from a folder holding `observer_prior_current_task` (om_core.mastra_texts); thread titles
+    are not shown (Mastra shows them only with includeThreadTitle, which such a folder's prompt refuses)."""
+    labels = (("current_task", "observer_prior_current_task"), ("suggested_response", "observer_prior_suggested_response"))
+    return [f"{indent}{load(profile, name, folder)}{str(v).strip()}" for key, name in labels
+            if (v := (prior or {}).get(key)) and str(v).strip()]
+
+
+def _mastra_layout(profile: str, folder: PromptsFolder) -> bool:
+    return profile == "m31" and whole(profile, "observer_prior_current_task", folder) is not None
+
+
 def _metadata_block(prior: Mapping[str, str] | None, profile: str, folder: PromptsFolder) -> str | None:
+    if _mastra_layout(profile, folder):  # lines, the closing sentence, a rule (then the task follows)
+        found = _mastra_metadata_lines(prior, profile, folder)
+        closing = load(profile, "observer_prior_metadata", folder)
+        return f"{PRIOR_METADATA_HEADING}\n\n" + "\n".join(found) + f"\n\n{closing}\n\n---" if found else None
     lines = _metadata_lines(prior)
     if not lines:
         return None
@@ -99,6 +121,12 @@ def _thread_metadata_block(per_thread: Mapping[str, Mapping[str, str]] | None, p
                            folder: PromptsFolder) -> str | None:
     """Multi-thread batches: each thread's prior hints under its id (mastra-ai/mastra, packages/memory/src/
     processors/observational-memory/observer-agent.ts, the multi-thread task prompt)."""
+    if _mastra_layout(profile, folder):  # "- thread <id>" then its hints indented, threads one after another
+        thread = load(profile, "observer_prior_thread", folder)
+        found = ["\n".join([f"{thread}{tid}", *lines]) for tid, prior in (per_thread or {}).items()
+                 if (lines := _mastra_metadata_lines(prior, profile, folder, "  "))]
+        closing = load(profile, "observer_prior_metadata_multi", folder)
+        return f"{PRIOR_METADATA_HEADING}\n\n" + "\n".join(found) + f"\n\n{closing}\n\n---" if found else None
     groups = [f"{THREAD_METADATA_LABEL} {tid}:\n" + "\n".join(lines)
               for tid, prior in (per_thread or {}).items() if (lines := _metadata_lines(prior))]
     if not groups:
@@ -113,6 +141,7 @@ def _history(
     threads: Mapping[str, Sequence[Message]] | None,
     tz: tzinfo,
     counter: TokenCounter | None,
+    separator: str = "\n\n",
 ) -> str:
     if (messages is None) == (threads is None):
         raise InputError("give exactly one of messages= (one thread) or threads= (thread id -> messages)")
@@ -129,7 +158,7 @@ def _history(
             raise InputError(f"bad thread id {tid!r}: it must be non-empty and free of quotes and angle brackets")
         if msgs:
             sections.append(thread_section(tid, format_messages(msgs, profile, tz=tz, counter=counter)))
-    return "\n\n".join(sections)
+    return separator.join(sections)
 
 
 def build_observer_messages(
@@ -161,7 +190,11 @@ def build_observer_messages(
     """
     check_profile(profile)
     multi = threads is not None
-    body = _history(profile, messages, threads, tz, counter)
+    intro = whole(profile, "observer_threads_intro", prompts_folder) if profile == "m31" and multi else None
+    # with Mastra 1.31.0's texts the thread sections follow one another as 1.31.0 sends them: its history message
+    # is one text part per line group and the "\n\n" part between threads is whitespace only, which @mastra/core
+    # drops before the request (measured on the wire by the conformance suite: `</thread><thread id=...>`)
+    body = _history(profile, messages, threads, tz, counter, "" if intro is not None else "\n\n")
     if profile == "m11":
         # 1.1.0's layout (observer-agent.ts buildObserverPrompt / buildMultiThreadObserverPrompt): a line that
         # counts the threads before a multi-thread history, a `---` rule after the history
@@ -171,6 +204,11 @@ def build_observer_messages(
             intro = load(profile, "observer_threads_intro", prompts_folder).replace("{threads}", str(count))
             body = f"{intro}\n\n{body}"
         body += HISTORY_END
+    elif intro is not None:
+        # a folder with Mastra 1.31.0's texts: its multi-thread history opens with the thread-count line too
+        # (observer-agent.ts buildMultiThreadObserverHistoryMessage)
+        assert threads is not None
+        body = intro.replace("{threads}", str(sum(1 for msgs in threads.values() if msgs))) + "\n\n" + body
     history = f"{HISTORY_HEADING}\n\n" + body
     system = build_observer_system_prompt(
         profile,

@@ -69,13 +69,15 @@ def _check_level(profile: str, level: int) -> None:
 
 
 def build_reflector_system_prompt(profile: str, prompts_folder: str | Path | None = None, *,
-                                  instruction: str | None = None) -> str:
+                                  instruction: str | None = None, buffered: bool = False) -> str:
     """The Reflector's system prompt; `instruction` (`reflection.instruction`) is appended under
     `=== CUSTOM INSTRUCTIONS ===` as for the Observer (mastra-ai/mastra, packages/memory/src/processors/
     observational-memory/reflector-agent.ts). A prompts folder with a whole `reflector_system` text (e.g.
-    Mastra's own, om_core.mastra_texts) gives the prompt."""
+    Mastra's own, om_core.mastra_texts) gives the prompt; `buffered` takes its `reflector_system_buffered`
+    (Mastra 1.31.0's prompt without the hint sections) when it has one."""
     check_profile(profile)
-    given = whole(profile, "reflector_system", prompts_folder)
+    given = (buffered and whole(profile, "reflector_system_buffered", prompts_folder)) or \
+        whole(profile, "reflector_system", prompts_folder)
     if given is not None:
         return given + (f"\n\n{CUSTOM_INSTRUCTIONS_HEADING}\n{instruction.strip()}"
                         if instruction and instruction.strip() else "")
@@ -110,9 +112,15 @@ def build_reflector_messages(
     guidance: str | None = None,
     prompts_folder: str | Path | None = None,
     instruction: str | None = None,
+    prior_values: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """System prompt (+ `instruction`) + one user message: the observations, the task, optional guidance,
-    level guidance."""
+    level guidance.
+
+    A prompts folder with Mastra 1.31.0's texts (`reflector_prior_values`, `reflector_output_sections`;
+    om_core.mastra_texts) adds, on a call that is not buffered, the thread's prior hints (`prior_values`:
+    current_task / suggested_response) and the additional output sections, as reflector-agent.ts
+    buildReflectorPrompt does with the built-in extractors."""
     check_profile(profile)
     _check_level(profile, level)
     body = strip_observation_groups(observations).strip()
@@ -122,10 +130,18 @@ def build_reflector_messages(
     level_text = compression_guidance(profile, level, prompts_folder)
     if level_text:
         parts.append(level_text)
+    sections = None if buffered else whole(profile, "reflector_output_sections", prompts_folder)
+    if sections is not None:
+        tags = (("current-task", "current_task"), ("suggested-response", "suggested_response"))
+        values = [f"<{tag}>\n{v}\n</{tag}>" for tag, key in tags if (v := (prior_values or {}).get(key))]
+        if values:
+            parts.append(load(profile, "reflector_prior_values", prompts_folder).replace("{values}", "\n\n".join(values)))
+        parts.append(sections)
     if buffered:
         parts.append(load(profile, "buffered_note", prompts_folder))
     return [
-        {"role": "system", "content": build_reflector_system_prompt(profile, prompts_folder, instruction=instruction)},
+        {"role": "system", "content": build_reflector_system_prompt(profile, prompts_folder, instruction=instruction,
+                                                                    buffered=buffered)},
         {"role": "user", "content": "\n\n".join(parts)},
     ]
 
@@ -194,6 +210,7 @@ async def reflect(
     instruction: str | None = None,
     degenerate_check: bool | None = None,
     guards: Sequence[Guard] | None = None,
+    prior_values: dict[str, str] | None = None,
 ) -> ReflectionResult:
     """Compress `observations` below `target_tokens` (success is `tokens < target_tokens`).
 
@@ -213,7 +230,8 @@ async def reflect(
     params = {**DEFAULT_REFLECTOR_PARAMS, **(model_params or {}), "role": "reflector"}
     check = profile == "m31" if degenerate_check is None else degenerate_check
     active = reflector_guards(check) if guards is None else list(guards)
-    opts: dict[str, Any] = {"buffered": buffered, "prompts_folder": prompts_folder, "instruction": instruction}
+    opts: dict[str, Any] = {"buffered": buffered, "prompts_folder": prompts_folder, "instruction": instruction,
+                            "prior_values": prior_values}
     levels: list[int] = []
     looped: list[int] = []
     rejected: list[tuple[int, str]] = []

@@ -49,7 +49,7 @@ class OMParams:
     buffer_tokens: int | float | bool | None = None  # None: the profile/scope default (resource scope: off)
     obscure_thread_ids: bool = True
     # "packaged": om_core's own texts; "mastra": the pinned Mastra release's texts, read at run time from npm
-    # (om_core.mastra_texts: profile m11 = @mastra/memory 1.1.0; needs Node.js and npm on first use)
+    # (om_core.mastra_texts: profile m11 = @mastra/memory 1.1.0, m31 = 1.31.0; needs Node.js and npm on first use)
     prompt_source: Literal["packaged", "mastra"] = "packaged"
     await_background: bool = True
     storage: Literal["sqlite", "memory"] = "sqlite"

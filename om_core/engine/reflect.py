@@ -39,16 +39,22 @@ def _finish_text(om: EngineContext, text: str, source: str) -> str:
 
 
 async def _run_reflector(om: EngineContext, log: TurnLog, stage: Stage, rec: OMRecord, text: str, target: int,
-                         now: datetime, *, buffered: bool = False) -> ReflectionResult | None:
+                         now: datetime, *, buffered: bool = False, thread_id: str | None = None) -> ReflectionResult | None:
     """One reflection (ladder or m11 retry) on the rejection path: the result, or None when no output was
     usable (recorded in `log` with the reason; memory untouched). A committed output that loops (m11 without
     the repetition check) is recorded as `degenerate_reflection`."""
     cfg = om.config
+    # the current thread's hints: Mastra 1.31.0 shows them to a Reflector that is not buffered as prior extracted
+    # values (reflector-runner.ts getThreadExtractedValues); only a prompts folder with its texts uses them
+    meta = om.storage.get_thread(thread_id) if thread_id and not buffered else None
+    prior = {"current_task": meta.current_task or "", "suggested_response": meta.suggested_response or ""} \
+        if meta is not None else None
     try:
         result = await reflect(om.reflector, text, target_tokens=target, profile=cfg.profile,
                                model_name=cfg.reflector_model, counter=om.counter, model_params=_reflector_params(om),
                                buffered=buffered, prompts_folder=cfg.texts_folder(),
-                               instruction=cfg.reflection.instruction, degenerate_check=cfg.degenerate_check)
+                               instruction=cfg.reflection.instruction, degenerate_check=cfg.degenerate_check,
+                               prior_values=prior)
     except RejectedOutputError as exc:
         om.reject(log, Rejection(stage, exc.reason, rec.lookup_key, (), om.now(now)))
         return None
@@ -58,13 +64,14 @@ async def _run_reflector(om: EngineContext, log: TurnLog, stage: Stage, rec: OMR
 
 
 async def maybe_reflect(om: EngineContext, rec: OMRecord, now: datetime, events: TurnLog, *,
-                        idle: bool = False, provider_changed: bool = False) -> OMRecord:
-    """Run whichever reflection step the observation size calls for; returns the (possibly new) head."""
+                        idle: bool = False, provider_changed: bool = False, thread_id: str | None = None) -> OMRecord:
+    """Run whichever reflection step the observation size calls for; returns the (possibly new) head.
+    `thread_id`: the turn's thread, whose hints a synchronous Reflector may be shown."""
     cfg = om.config
     threshold = cfg.reflection.observation_tokens
     obs = rec.observation_token_count
     if cfg.profile == "m11":  # M11: strict ">" and always synchronous
-        return await _sync_reflect(om, rec, now, events) if obs > threshold else rec
+        return await _sync_reflect(om, rec, now, events, thread_id) if obs > threshold else rec
     state = om.scope_state(rec.lookup_key)
     ratio = cfg.reflection_buffer_activation
     if ratio is not None and obs < threshold and _may_start(state, rec) and obs >= threshold * ratio:
@@ -94,7 +101,7 @@ async def maybe_reflect(om: EngineContext, rec: OMRecord, now: datetime, events:
         if _may_start(state, rec):
             _start_background(om, rec, now, events)
         return rec
-    return await _sync_reflect(om, rec, now, events)
+    return await _sync_reflect(om, rec, now, events, thread_id)
 
 
 def _may_start(state: ScopeState, rec: OMRecord) -> bool:
@@ -114,7 +121,8 @@ def _worth_activating(om: EngineContext, rec: OMRecord) -> bool:
     return not (tail < rec.buffered_reflection_tokens or combined < floor)
 
 
-async def _sync_reflect(om: EngineContext, rec: OMRecord, now: datetime, events: TurnLog) -> OMRecord:
+async def _sync_reflect(om: EngineContext, rec: OMRecord, now: datetime, events: TurnLog,
+                        thread_id: str | None = None) -> OMRecord:
     state = om.scope_state(rec.lookup_key)
     digest = hash(rec.active_observations)
     if state.suppressed_reflection == digest:  # same text already failed to get under the target
@@ -123,7 +131,7 @@ async def _sync_reflect(om: EngineContext, rec: OMRecord, now: datetime, events:
         events.append("reflection_deferred")
         return rec
     result = await _run_reflector(om, events, "reflection", rec, rec.active_observations,
-                                  om.config.reflection.observation_tokens, now)
+                                  om.config.reflection.observation_tokens, now, thread_id=thread_id)
     if result is None:  # nothing usable: keep the memory, and do not retry on the same text
         state.refused_reflection = digest
         return rec

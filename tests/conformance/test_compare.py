@@ -199,3 +199,58 @@ def test_the_fake_model_answers_from_the_history_alone() -> None:
               for s, u in (("one wording", m11), ("another wording", m31))]
     (k1, a1), (k2, a2) = answer(bodies[0]), answer(bodies[1])
     assert k1 == k2 == "observer" and a1 == a2 and "* 🔴 (14:21) User said: I bought a lamp" in a1
+
+
+def _replayed_131(tmp: Path, name: str) -> dict[str, Any]:
+    """om_core m31 on the fabricated run reading the 1.31.0 texts cached under `tmp` (prompt_source="mastra")."""
+    run = tmp / "mastra" if (tmp / "mastra").is_dir() else _fabricated_run(tmp)
+    out = tmp / name
+    with FakeModel() as fm:
+        asyncio.run(replay(run, out, fm.base_url(name), "m31", "single", "gpt-4o", "mastra"))
+        log = fm.requests.get(name, [])
+    return {"log": log, "marks": [e["requests_before"] for e in json.loads((out / "events.json").read_text())],
+            "actor": json.loads((out / "final_context.json").read_text()), "prep": []}
+
+
+def test_131_texts_one_character_in_a_cached_text_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 1.31.0-oracle-texts comparison (whole requests and Actor texts) on the fabricated run: om_core m31 with
+    stand-in 1.31.0 texts in its cache against itself shaped as 1.31.0 sends (raw ids in thread tags and prior-
+    metadata lines, keys dropped) passes; one character changed in a cached text turns it red."""
+    import om_core.mastra_texts as mt
+    from om_core.scopes import display_id
+    from tests.om_core.test_mastra_texts import built_131
+
+    monkeypatch.setenv("OM_CORE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(mt, "_checked", {})
+    monkeypatch.setitem(mt.RELEASES, "m31", (*mt.RELEASES["m31"][:2], "PENDING"))  # stand-in texts: no pinned hash
+    folder = tmp_path / "cache" / "mastra" / "1.31.0"
+    mt._write_folder(folder, "stand-in", mt.cut_templates_131(built_131()))
+    om = _replayed_131(tmp_path, "omcore")
+    assert {r["kind"] for r in om["log"]} == {"observer", "reflector"}
+    mastra = copy.deepcopy(om)
+    for r in mastra["log"]:
+        for m in r["body"]["messages"]:
+            history = m["content"].startswith("## New Message History")
+            for t in ("t-a", "t-b"):
+                hashed = display_id(t, True)
+                m["content"] = m["content"].replace(f"- thread {hashed}\n", f"- thread {t}\n")
+                if history:  # the previous observations keep the ids om_core shows, on both sides
+                    m["content"] = m["content"].replace(f'<thread id="{hashed}">', f'<thread id="{t}">')
+    mastra["actor"] = [{"role": x["role"], "content": x["content"]} for x in om["actor"]]
+
+    def checks(o: dict[str, Any]) -> dict[str, Any]:
+        got = compare_case(mastra["log"], o["log"], mastra["marks"], o["marks"], {"t-a", "t-b"}, mastra["actor"],
+                           o["actor"], wording=True, actor_texts=True)
+        return {c.name: c for c in got}
+
+    assert all(c.ok for c in checks(om).values()), [c for c in checks(om).values() if not c.ok]
+    for name, kind in (("observer_task_multi", "observer request"), ("reflector_task", "reflector request"),
+                       ("actor_instructions", "actor texts")):
+        path = folder / f"{name}.txt"
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace("Stand-in", "Stand-In", 1), encoding="utf-8")
+        monkeypatch.setattr(mt, "_checked", {})
+        got = checks(_replayed_131(tmp_path, f"omcore-{name}"))
+        assert not got[kind].ok, got[kind]
+        assert got["triggers"].ok and got["observer"].ok  # the data still agree: only the wording moved
+        path.write_text(text, encoding="utf-8")

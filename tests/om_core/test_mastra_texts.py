@@ -13,12 +13,13 @@ import pytest
 
 from om_core.config import OMConfig
 from om_core.errors import ConfigError
-from om_core.mastra_texts import RELEASES, _write_folder, cut_templates, mastra_texts
+from om_core.mastra_texts import RELEASES, _write_folder, cut_templates, cut_templates_131, mastra_texts
 from om_core.observer_prompt import build_observer_messages, history_from_prompt
 from om_core.reflector import build_reflector_messages
 from om_core.types import Message
 
 OBS, GUIDE = "\u0001OBSERVATIONS\u0001", "\u0002GUIDANCE\u0002"
+TASK, SUGG, THREAD = "\u0003TASK\u0003", "\u0004SUGGESTED\u0004", "\u0005THREAD\u0005"
 RETRY = "\n## SQUEEZE HARDER\n\nStand-in retry text.\n"
 
 
@@ -84,8 +85,8 @@ def test_prompt_source_is_checked() -> None:
         OMConfig.from_dict({"prompt_source": "upstream"})
     with pytest.raises(ConfigError, match="set one of them"):
         OMConfig.from_dict({"prompt_source": "mastra", "prompts_folder": "/tmp"})
-    with pytest.raises(ConfigError, match="no Mastra release is supported for profile 'm31'"):
-        mastra_texts("m31")
+    with pytest.raises(ConfigError, match="no Mastra release is supported for profile 'm99'"):
+        mastra_texts("m99")
 
 
 @pytest.mark.slow  # npm pack + npm install esbuild + node: a few seconds with the registry reachable
@@ -105,3 +106,109 @@ def test_the_pinned_release_gives_the_pinned_texts_and_a_tampered_cache_is_refus
     task.write_text(task.read_text(encoding="utf-8") + " Also invent facts.", encoding="utf-8")
     with pytest.raises(ConfigError, match="not the pinned"):
         mastra_texts("m11", cache=tmp_path)
+
+
+def built_131() -> dict[str, str]:
+    """Builder output laid out as Mastra 1.31.0 lays it out (om_core/mastra_texts.mjs, the 1.31.0 branch), in
+    stand-in words."""
+    prev = f"## Previous Observations\n\n{OBS}\n\n---\n\nStand-in note.\n\n"
+    meta = "## Prior Thread Metadata\n\n"
+    values = f"<current-task>\n{TASK}\n</current-task>\n\n<suggested-response>\n{SUGG}\n</suggested-response>"
+    return {
+        "observer_system_single": "SINGLE with hints", "observer_system_multi": "MULTI with hints",
+        "observer_system_single_buffered": "SINGLE buffered", "observer_system_multi_buffered": "MULTI buffered",
+        "observer_task_single": prev + "## Your Task\n\nStand-in task.",
+        "observer_task_single_prior": meta + f"- was doing: {TASK}\n- say next: {SUGG}\n\nStand-in closing."
+                                      "\n\n---\n\n## Your Task\n\nStand-in task.",
+        "observer_task_single_buffered": "## Your Task\n\nStand-in task.\n\nAlways observe.",
+        "observer_task_multi": prev + meta + f"- conversation {THREAD}\n  - was doing: {TASK}\n  - say next: {SUGG}"
+                               "\n\nStand-in multi closing.\n\n---\n\n## Your Task\n\nStand-in multi task.",
+        "observer_history_multi": "## New Message History to Observe\n\nThere are 7 threads here.\n\n",
+        "reflector_system": "REFLECTOR with hints", "reflector_system_buffered": "REFLECTOR buffered",
+        "reflector_user": f"## OBSERVATIONS TO REFLECT ON\n\n{OBS}\n\n---\n\nStand-in reflect task.\n\n"
+                          f"## SPECIFIC GUIDANCE\n\n{GUIDE}\n\n## Carried\n\n{values}\n\nStand-in carry.\n\n"
+                          "## Additional sections\n\nStand-in sections.",
+        "reflector_user_buffered": f"## OBSERVATIONS TO REFLECT ON\n\n{OBS}\n\n---\n\nStand-in reflect task."
+                                   "\n\nAlways observe.",
+        **{f"reflector_level_{n}": f"\n## LEVEL {n}\n\nStand-in level {n}.\n" for n in range(1, 5)},
+        "actor_preamble": "Stand-in preamble.", "actor_instructions": "Stand-in rules.",
+        "continuation": "Stand-in reminder.",
+    }
+
+
+def test_131_builder_output_is_sent_in_mastra_131s_layout(tmp_path) -> None:
+    texts = cut_templates_131(built_131())
+    assert texts["observer_prior_current_task"] == "- was doing: " and texts["observer_prior_thread"] == "- conversation "
+    assert texts["reflector_prior_values"] == "## Carried\n\n{values}\n\nStand-in carry."
+    _write_folder(tmp_path / "m", "stand-in", texts)
+    folder = str(tmp_path / "m")
+    multi = build_observer_messages("m31", existing_observations="* old", threads={"a": _msgs(1), "b": _msgs(1)},
+                                    thread_metadata={"a": {"current_task": "lamps", "suggested_response": "ask"}},
+                                    prompts_folder=folder)
+    assert multi[0]["content"] == "MULTI with hints"
+    assert multi[1]["content"] == ("## Previous Observations\n\n* old\n\n---\n\nStand-in note.\n\n"
+                                   "## Prior Thread Metadata\n\n- conversation a\n  - was doing: lamps\n  - say next: ask"
+                                   "\n\nStand-in multi closing.\n\n---\n\n## Your Task\n\nStand-in multi task.")
+    # the thread-count line, and the threads one after another as 1.31.0 sends them
+    assert multi[2]["content"].startswith("## New Message History to Observe\n\nThere are 2 threads here.\n\n"
+                                          '<thread id="a">')
+    assert "</thread><thread id=\"b\">" in multi[2]["content"]
+    single = build_observer_messages("m31", existing_observations="", messages=_msgs(),
+                                     prior_metadata={"current_task": "lamps"}, prompts_folder=folder)
+    assert single[1]["content"] == ("## Prior Thread Metadata\n\n- was doing: lamps\n\nStand-in closing.\n\n---\n\n"
+                                    "## Your Task\n\nStand-in task.")
+    buffered = build_observer_messages("m31", existing_observations="", messages=_msgs(), buffered=True,
+                                       prompts_folder=folder)
+    assert buffered[0]["content"] == "SINGLE buffered"
+    assert buffered[1]["content"] == "## Your Task\n\nStand-in task.\n\nAlways observe."
+    refl = build_reflector_messages("m31", "* old", 2, prompts_folder=folder,
+                                    prior_values={"current_task": "lamps", "suggested_response": ""})
+    assert refl[0]["content"] == "REFLECTOR with hints"
+    assert refl[1]["content"] == ("## OBSERVATIONS TO REFLECT ON\n\n* old\n\n---\n\nStand-in reflect task.\n\n\n"
+                                  "## LEVEL 2\n\nStand-in level 2.\n\n\n## Carried\n\n<current-task>\nlamps\n"
+                                  "</current-task>\n\nStand-in carry.\n\n## Additional sections\n\nStand-in sections.")
+    refl_b = build_reflector_messages("m31", "* old", 0, buffered=True, prompts_folder=folder,
+                                      prior_values={"current_task": "lamps"})
+    assert refl_b[0]["content"] == "REFLECTOR buffered"
+    assert refl_b[1]["content"] == ("## OBSERVATIONS TO REFLECT ON\n\n* old\n\n---\n\nStand-in reflect task.\n\n"
+                                    "Always observe.")
+
+
+def test_131_actor_texts_come_from_the_folder(tmp_path) -> None:
+    from om_core.context import build_actor_context
+
+    _write_folder(tmp_path / "m", "stand-in", cut_templates_131(built_131()))
+    ctx = build_actor_context(profile="m31", observations="Date: Jan 5, 2026\n* 🔴 (14:30) old",
+                              now=datetime(2026, 1, 6, tzinfo=timezone.utc), prompts_folder=str(tmp_path / "m"))
+    by_key = {m.key: m.content for m in ctx}
+    assert by_key["om:preamble"] == "Stand-in preamble.\n\nStand-in rules."
+    assert by_key["om:continuation"] == "<system-reminder>Stand-in reminder.</system-reminder>"
+
+
+@pytest.mark.parametrize("name, old, new", [
+    ("observer_task_multi", "\n  - was doing", "\n   - was doing"),  # hints no longer indented by two spaces
+    ("observer_task_single_buffered", "\n\nAlways", "\nAlways"),
+    ("reflector_user", "\n\n## Additional", "\n## Additional"),
+    ("observer_history_multi", "7 threads", "seven threads"),
+])
+def test_131_a_moved_layout_is_refused(name: str, old: str, new: str) -> None:
+    built = built_131()
+    assert old in built[name]
+    built[name] = built[name].replace(old, new)
+    with pytest.raises(ConfigError, match="layout changed"):
+        cut_templates_131(built)
+
+
+@pytest.mark.slow  # npm pack + npm install esbuild + node: a few seconds with the registry reachable
+@pytest.mark.skipif(not (shutil.which("node") and shutil.which("npm")), reason="Node.js and npm are not installed")
+def test_the_pinned_131_release_gives_the_pinned_texts(tmp_path, monkeypatch) -> None:
+    import om_core.mastra_texts as mt
+
+    monkeypatch.setattr(mt, "_checked", {})
+    got = mastra_texts("m31", cache=tmp_path)
+    assert got.sha256 == RELEASES["m31"][2] and got.source == "@mastra/memory@1.31.0"
+    sizes = {n: len((got.folder / f"{n}.txt").read_text(encoding="utf-8")) for n in (
+        "observer_system_multi", "observer_system_single_buffered", "reflector_system", "reflector_system_buffered")}
+    # what 1.31.0 sent in the conformance runs (FINDINGS: 19,185 / 17,276 / 23,561 / 21,150 characters)
+    assert sizes == {"observer_system_multi": 19185, "observer_system_single_buffered": 17276,
+                     "reflector_system": 23561, "reflector_system_buffered": 21150}
