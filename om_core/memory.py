@@ -82,7 +82,7 @@ class ObservationalMemory:
         self.observer = observer
         self.reflector = reflector
         self.counter = counter or default_counter()
-        self.tokens = MessageTokens(self.counter)
+        self.tokens = MessageTokens(self.counter, config.profile)
         self.tz = ZoneInfo(config.timezone)
         self._clock = clock
         self._scopes: dict[str, ScopeState] = {}
@@ -133,6 +133,7 @@ class ObservationalMemory:
                 await maybe_reflect(self, rec, now, events, idle=refl_idle, provider_changed=changed,
                                     thread_id=thread_id)
                 tail = await self._step(key, state, resource_id, thread_id, now, events, {m.id for m in msgs})
+                self._store_pending(key, resource_id, thread_id, now)
             return self._render(resource_id, thread_id, now, events, tail=tail, system=system,
                                 first_new={m.id for m in msgs})
 
@@ -151,6 +152,7 @@ class ObservationalMemory:
             rec = self._head(key, resource_id, thread_id, now)
             if self.config.profile == "m31":
                 await self._step(key, state, resource_id, thread_id, now, events, set())
+                self._store_pending(key, resource_id, thread_id, now)
             else:
                 st = self.status(rec, thread_id)
                 if st.pending >= st.threshold and not has_pending_tool_call(st.unobserved):
@@ -314,6 +316,17 @@ class ObservationalMemory:
         return msgs
 
     # ---- turn internals ----------------------------------------------------------------------------
+    def _store_pending(self, key: str, resource_id: str, thread_id: str, now: datetime) -> None:
+        """m31 with buffering: keep the step's final pending count on the record, as Mastra 1.31.0 does at the
+        end of every step (processor.ts `setPendingMessageTokens(ctx.status.pendingTokens)`); the next
+        activation chooses its chunks from it (engine.observe.activate)."""
+        if self.config.activation_ratio is None:
+            return
+        rec = self._head(key, resource_id, thread_id, now)
+        pending = self.status(rec, thread_id).pending
+        if pending != rec.pending_message_tokens:
+            self.storage.patch_record(rec.id, now=now, pending_message_tokens=pending)
+
     async def _step(self, key: str, state: ScopeState, resource_id: str, thread_id: str, now: datetime,
                     events: TurnLog, keep_ids: set[str]) -> list[Message]:
         """Every-step checks (Mastra's om/observation-turn/step.ts): buffering trigger, then the threshold

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import threading
 from collections import OrderedDict
@@ -171,6 +172,20 @@ class TokenCounter:
         for call in tool_calls:
             total += self.count_tool_call(call)
         return total
+
+    def count_message_split(self, role: str, content: str | Any, tool_calls: Iterable[Any] = ()) -> int:
+        """Tokens of one message as @mastra/memory 1.31.0 counts them (token-counter.ts `countMessage`): the role
+        and the payload encoded apart, plus the per-message overhead (+ its tool calls), the message's total
+        rounded half up (`Math.round`). `count_message` is 1.1.0's rule (role and payload encoded together, not
+        rounded per message)."""
+        if isinstance(content, str):
+            total = self.count_string(role) + self.count_string(content) + MESSAGE_OVERHEAD
+        else:
+            payload = json.dumps(content, ensure_ascii=False, default=str)
+            total = self.count_string(role) + max(0, self.count_string(payload) - JSON_PAYLOAD_DISCOUNT) + MESSAGE_OVERHEAD
+        for call in tool_calls:
+            total += self.count_tool_call(call)
+        return math.floor(total + 0.5)
 
     def count_messages(self, messages: Iterable[Any]) -> int:
         """Conversation total: per-message counts plus the per-conversation overhead.

@@ -200,7 +200,14 @@ for (const { session, sessionId, date } of sessions) {
       memory: { thread: threadId, resource: resourceId },
       modelSettings: { temperature: 0 },
     });
-    await engine.settled();  // background buffering/reflection of this pair finishes before the next pair
+    // background buffering/reflection of this pair finishes before the next pair; settle again after a timer
+    // tick: work a finished cycle schedules on a later tick (a reflection started once its observation lands)
+    // is otherwise not yet registered, and its request was counted in the next pair (about 2 runs in 10)
+    await engine.settled();
+    for (let i = 0; i < 3; i++) {
+      await new Promise(resolve => setTimeout(resolve, 20));
+      await engine.settled();
+    }
     fedCount += pair.length;
     schedule.push({ pair: schedule.length, requestsBefore, threadId, session: sessionId, messages: pair.map(m => ({ role: m.role, content: m.content, createdAt: (m.createdAt ?? m.metadata.createdAt).toISOString() })) });
   }

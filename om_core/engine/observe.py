@@ -150,10 +150,16 @@ def activate(om: EngineContext, st: Status, thread_id: str, now: datetime, event
     if not rec.buffered_observation_chunks or cfg.activation_ratio is None:
         return False
     block = cfg.block_after_tokens
+    # m31 chooses the prefix from the pending count stored at the end of the scope's previous step, else the
+    # chunks' own message tokens: Mastra 1.31.0 passes `freshRecord.pendingMessageTokens || totalChunkMessageTokens`
+    # (observational-memory.ts activate()), which processor.ts sets from the step's status at the end of each
+    # step, so it does not count the messages of the step that activates. m11 has no buffering.
+    stale = (rec.pending_message_tokens or sum(c.message_tokens for c in rec.buffered_observation_chunks)) \
+        if cfg.profile == "m31" and not everything else None
     res = om.storage.swap_buffered_to_active(
         rec.id, activation_ratio=1.0 if everything else cfg.activation_ratio, threshold=st.threshold,
         pending_tokens=st.pending, force_max=everything or (block is not None and st.pending >= block), now=now,
-        thread_id=thread_id)
+        thread_id=thread_id, plan_pending=stale)
     if res.activated:
         events.append("activate")
         state = om.scope_state(rec.lookup_key)

@@ -214,10 +214,12 @@ class EngineContext(Protocol):
 
 
 class MessageTokens:
-    """Per-message token counts memoised by id (and content), summed like `TokenCounter.count_messages`."""
+    """Per-message token counts memoised by id (and content), summed like `TokenCounter.count_messages`.
+    `profile` m31 counts each message as 1.31.0 does (`TokenCounter.count_message_split`), m11 as 1.1.0."""
 
-    def __init__(self, counter: TokenCounter) -> None:
+    def __init__(self, counter: TokenCounter, profile: str = "m11") -> None:
         self.counter = counter
+        self._count = counter.count_message_split if profile == "m31" else counter.count_message
         self._memo: dict[str, tuple[str, tuple[ToolCall, ...], float]] = {}
 
     def one(self, m: Message) -> float:
@@ -226,7 +228,7 @@ class MessageTokens:
         if hit is not None and (hit[0] is m.content or hit[0] == m.content) and \
                 (hit[1] is m.tool_calls or hit[1] == m.tool_calls):
             return hit[2]
-        n = self.counter.count_message(m.role, m.content, m.tool_calls)
+        n = self._count(m.role, m.content, m.tool_calls)
         self._memo[m.id] = (m.content, m.tool_calls, n)
         return n
 

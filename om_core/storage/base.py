@@ -44,7 +44,8 @@ class Storage(Protocol):
     def swap_buffered_to_active(self, record_id: str, *, activation_ratio: float, threshold: int,
                                 pending_tokens: int | None, force_max: bool, now: datetime,
                                 thread_id: str | None = None,
-                                boundary: Callable[[datetime], str] | None = None) -> ActivationResult: ...
+                                boundary: Callable[[datetime], str] | None = None,
+                                plan_pending: int | None = None) -> ActivationResult: ...
 
     def create_reflection_generation(self, record_id: str, *, reflection: str, token_count: int,
                                      now: datetime) -> OMRecord | None: ...

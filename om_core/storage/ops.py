@@ -203,9 +203,12 @@ class BaseStorage(ABC):
     def swap_buffered_to_active(self, record_id: str, *, activation_ratio: float, threshold: int,
                                 pending_tokens: int | None, force_max: bool, now: datetime,
                                 thread_id: str | None = None,
-                                boundary: Callable[[datetime], str] | None = None) -> ActivationResult:
+                                boundary: Callable[[datetime], str] | None = None,
+                                plan_pending: int | None = None) -> ActivationResult:
         """Activate a prefix of the buffered chunks (Mastra's `swapBufferedToActive`) and copy the last chunk's
-        hints to the thread."""
+        hints to the thread. `plan_pending`: the pending count the prefix is chosen from when it is not the
+        current one (m31: the count stored at the end of the previous step, as Mastra 1.31.0 passes
+        `record.pendingMessageTokens`); the current count (`pending_tokens`) still gives what remains pending."""
         boundary = boundary or _default_boundary
         with self._tx():
             rec = self._current(record_id)
@@ -216,7 +219,8 @@ class BaseStorage(ABC):
             if not chunks:
                 return ActivationResult(record=rec, activated=False)
             pending = pending_tokens or rec.pending_message_tokens or sum(c.message_tokens for c in chunks)
-            plan = plan_activation([c.message_tokens for c in chunks], pending, threshold, activation_ratio, force_max)
+            plan = plan_activation([c.message_tokens for c in chunks], pending if plan_pending is None else plan_pending,
+                                   threshold, activation_ratio, force_max)
             done, rest = chunks[: plan.count], chunks[plan.count:]
             text = "\n\n".join(c.observations for c in done if c.observations.strip())
             if rec.active_observations and text:  # stamped with the newest message the activated text covers
