@@ -56,6 +56,13 @@ class LongMemEval:
 
         return official_reader(official_repo)
 
+    def mastra_actor(self, runner_file: str | None = None) -> Any:
+        """Mastra's LongMemEval runner's Actor system text (`answer.prompt=mastra`; a `RunnerActor`; ConfigError,
+        one line, when it cannot be had or is not the pinned text)."""
+        from bench.benchmarks.longmemeval.mastra_runner import runner_actor
+
+        return runner_actor(runner_file)
+
     @property
     def export(self) -> ModuleType:
         """Its official file formats (hypothesis and `.eval-results` JSONL, the metrics printout, reference
