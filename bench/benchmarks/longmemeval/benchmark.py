@@ -28,6 +28,7 @@ SPLITS = {
     "oracle": "longmemeval_oracle",
     "s": "longmemeval_s",
     "s_cleaned": "longmemeval_s_cleaned",
+    "s_original": "longmemeval_s_original",
     "m": "longmemeval_m",
     "m_cleaned": "longmemeval_m_cleaned",
     "synthetic": "synthetic",

@@ -29,6 +29,8 @@ KNOWN_NAMES: dict[str, tuple[str, tuple[str, ...]]] = {
     "longmemeval_oracle": ("longmemeval_oracle.json", ("longmemeval_oracle",)),
     "longmemeval_s": ("longmemeval_s_cleaned.json", ("longmemeval_s", "longmemeval_s_cleaned", "longmemeval_s_cleaned_498")),
     "longmemeval_s_cleaned": ("longmemeval_s_cleaned.json", ("longmemeval_s_cleaned", "longmemeval_s_cleaned_498")),
+    # the original release of S (xiaowu0162/longmemeval, as Mastra's runner downloads it; bench...longmemeval.hub)
+    "longmemeval_s_original": (hub.ORIGINAL_S_FILE, ("longmemeval_s_original",)),
     "longmemeval_m": ("longmemeval_m_cleaned.json", ("longmemeval_m", "longmemeval_m_cleaned")),
     "longmemeval_m_cleaned": ("longmemeval_m_cleaned.json", ("longmemeval_m_cleaned",)),
 }
@@ -39,12 +41,14 @@ class KnownFile:
     note: str = ""
 
 
-# sha256 of the decompressed JSON bytes: the official files of the HF dataset xiaowu0162/longmemeval-cleaned,
-# and a known subset of S.
+# sha256 of the decompressed JSON bytes: the official files of the HF dataset xiaowu0162/longmemeval-cleaned, the
+# original S (xiaowu0162/longmemeval), and a known subset of S.
 KNOWN_SHA256: dict[str, KnownFile] = {
     "821a2034d219ab45846873dd14c14f12cfe7776e73527a483f9dac095d38620c": KnownFile("oracle", True),
     "d6f21ea9d60a0d56f34a05b609c79c88a451d2ae03597821ea3d5a9678c3a442": KnownFile("S (cleaned)", True),
     "9d79e5524794a2e6900a3aa9cb7d9152c5a3e8319c9a87c25494ba1eacee495f": KnownFile("M (cleaned)", True),
+    hub.PINNED_SHA256[hub.ORIGINAL_S_FILE]: KnownFile(
+        "S (original)", True, "the original release (xiaowu0162/longmemeval), not the cleaned one"),
     "ec6c1b1f821509b686a40f0bf47556b7b9b015d501633db13e8e751067108be2": KnownFile(
         "S (cleaned)",
         False,
@@ -208,14 +212,15 @@ def _from_hub(name: str, hub_file: str, folder: Path | None, looked: list[str]) 
         return hub.download(hub_file)
     except Exception as exc:  # network, auth, disk: all end the same way for the user
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"{name}: {where} and downloading {hub_file} from {hub.HF_REPO} failed ({first}); {_where_hint(hub_file, folder)}") from None
+        raise DataError(f"{name}: {where} and downloading {hub_file} from {hub.source_of(hub_file)[0]} failed ({first}); {_where_hint(hub_file, folder)}") from None
 
 
 def _check_pinned(ds: Dataset, hub_file: str) -> None:
     """A file fetched at the pinned revision must be byte-identical to it (a damaged cache, a wrong mirror)."""
     want = hub.PINNED_SHA256.get(hub_file)
     if want is not None and ds.sha256 != want:
-        raise DataError(f"{ds.path}: sha256 {ds.sha256[:12]}... is not the pinned {hub_file} of {hub.HF_REPO}@{hub.HF_REVISION[:8]} "
+        repo, rev = hub.source_of(hub_file)
+        raise DataError(f"{ds.path}: sha256 {ds.sha256[:12]}... is not the pinned {hub_file} of {repo}@{rev[:8]} "
                         f"({want[:12]}...); delete it from the Hugging Face cache and retry, or {_where_hint(hub_file, None)}")
 
 
