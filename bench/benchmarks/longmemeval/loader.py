@@ -192,11 +192,19 @@ def _locate_known(name: str, data_dir: str | Path | None) -> tuple[Path, bool]:
     return _from_hub(name, hub_file, folder, looked), True
 
 
-def _where_hint(hub_file: str, folder: Path | None) -> str:
+def _where_hint(hub_file: str, folder: Path | None, save_as: str | None = None) -> str:
+    """Where to put the file by hand; `save_as`: the name the loader looks for when it is not the hub file's."""
     url = hub.file_url(hub_file)
+    what = f"{hub_file} (or {hub_file}.xz)" if save_as is None else f"{hub_file} as {save_as} (or {save_as}.xz)"
     if folder is not None:
-        return f"put {hub_file} (or {hub_file}.xz) from {url} into {folder}"
-    return f"put {hub_file} (or {hub_file}.xz) from {url} into a folder and set {DATA_DIR_ENV} to it (or pass --data-dir)"
+        return f"put {what} from {url} into {folder}"
+    return f"put {what} from {url} into a folder and set {DATA_DIR_ENV} to it (or pass --data-dir)"
+
+
+def _save_as(name: str) -> str | None:
+    """The file name a mirror folder needs for `name` when the hub file's own name would not be found."""
+    hub_file, stems = KNOWN_NAMES[name]
+    return None if any(hub_file == f"{s}{x}" for s in stems for x in SUFFIXES) else f"{stems[0]}.json"
 
 
 def _from_hub(name: str, hub_file: str, folder: Path | None, looked: list[str]) -> Path:
@@ -207,12 +215,14 @@ def _from_hub(name: str, hub_file: str, folder: Path | None, looked: list[str]) 
         return cached
     reason = hub.unreachable_reason()
     if reason is not None:
-        raise DataError(f"{name}: {where} and the HF hub is unreachable ({reason}); {_where_hint(hub_file, folder)}")
+        raise DataError(f"{name}: {where} and the HF hub is unreachable ({reason}); "
+                        f"{_where_hint(hub_file, folder, _save_as(name))}")
     try:
         return hub.download(hub_file)
     except Exception as exc:  # network, auth, disk: all end the same way for the user
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"{name}: {where} and downloading {hub_file} from {hub.source_of(hub_file)[0]} failed ({first}); {_where_hint(hub_file, folder)}") from None
+        raise DataError(f"{name}: {where} and downloading {hub_file} from {hub.source_of(hub_file)[0]} failed ({first}); "
+                        f"{_where_hint(hub_file, folder, _save_as(name))}") from None
 
 
 def _check_pinned(ds: Dataset, hub_file: str) -> None:

@@ -232,6 +232,7 @@ def test_the_original_s_release_is_its_own_pinned_name(tmp_path: Path, monkeypat
     with pytest.raises(DataError, match="looked for longmemeval_s_original.json") as err:
         get_benchmark("longmemeval").load("s_original", str(folder))  # the cleaned file is not taken for it
     assert "\n" not in str(err.value) and "xiaowu0162/longmemeval/resolve/2ec2a557" in str(err.value)
+    assert "put longmemeval_s as longmemeval_s_original.json" in str(err.value)  # the name the loader looks for
     (folder / "longmemeval_s_original.json").write_text(rows)
     ds = get_benchmark("longmemeval").load("s_original", str(folder))
     assert ds.name == "longmemeval_s_original" and ds.path == folder / "longmemeval_s_original.json"
