@@ -41,8 +41,7 @@ def replay_settings(cfg: RootCfg, role_models: Mapping[str, str] | None = None) 
         actor_model=cfg.model.actor.model,
         max_input_tokens=cfg.model.actor_max_input_tokens,
         output_budget=answer_reserve(cfg.answer),
-        # the official reader prompt is the only message (run_generation.py sends no system message)
-        system_prompt="" if cfg.answer.prompt == "official" else cfg.answer.system_prompt,
+        system_prompt=actor_system_prompt(cfg),
         reader_prompt=cfg.answer.prompt,
         official_repo=cfg.judge.official_repo,
         method=cfg.answer.method,
@@ -53,6 +52,24 @@ def replay_settings(cfg: RootCfg, role_models: Mapping[str, str] | None = None) 
         benchmark=cfg.dataset.benchmark,
         role_models=tuple(sorted((r, m) for r, m in models.items() if r not in (Role.ACTOR, Role.JUDGE))),
     )
+
+
+def actor_system_prompt(cfg: RootCfg) -> str:
+    """The Actor's system prompt for `answer.prompt`: `answer.system_prompt` (packaged); none (official: the
+    official reader prompt is the only message, run_generation.py sends no system message); the benchmark's
+    Mastra-runner text (mastra: `mastra_actor(answer.mastra_runner_file)`, read at run time). Raises ConfigError."""
+    if cfg.answer.prompt == "official":
+        return ""
+    if cfg.answer.prompt != "mastra":
+        return cfg.answer.system_prompt
+    from bench.benchmarks import get_benchmark
+
+    bench = get_benchmark(cfg.dataset.benchmark)
+    make = getattr(bench, "mastra_actor", None)
+    if make is None:
+        raise ConfigError(f"answer.prompt=mastra: benchmark {bench.name!r} has no Mastra runner text; use "
+                          "answer.prompt=packaged")
+    return str(make(cfg.answer.mastra_runner_file).system_text)
 
 
 def configured_strategy(cfg: RootCfg, key: str, settings: ReplaySettings | None = None) -> StrategySpec:

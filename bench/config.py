@@ -106,6 +106,9 @@ class AnswerCfg:
     # run time (pinned, sha256-checked, as the judge's file), no system message (bench.benchmarks.longmemeval.
     # official_reader)
     prompt: str = "packaged"
+    # mastra: Mastra's LongMemEval runner's Actor system text (run.ts), read at run time from this file or the
+    # cache (bench.benchmarks.longmemeval.mastra_runner); null: the cache or the pinned download
+    mastra_runner_file: Optional[str] = None
     retries: RetriesCfg = field(default_factory=RetriesCfg)
 
 
@@ -231,9 +234,9 @@ def validate(cfg: Any) -> RootCfg:
     _check_strategies(root)
     if root.answer.method not in ("con", "direct"):
         raise ConfigError(f"answer.method={root.answer.method!r}: use 'con' or 'direct'")
-    if root.answer.prompt not in ("packaged", "official"):
-        raise ConfigError(f"answer.prompt={root.answer.prompt!r}: use 'packaged' (the project's words) or 'official' "
-                          "(LongMemEval's run_generation.py text)")
+    if root.answer.prompt not in ("packaged", "official", "mastra"):
+        raise ConfigError(f"answer.prompt={root.answer.prompt!r}: use 'packaged' (the project's words), 'official' "
+                          "(LongMemEval's run_generation.py text) or 'mastra' (Mastra's runner's Actor text)")
     if root.answer.history_format not in ("json", "nl"):
         raise ConfigError(f"answer.history_format={root.answer.history_format!r}: use 'json' or 'nl'")
     if root.judge.source not in ("builtin", "official"):

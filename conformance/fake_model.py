@@ -1,6 +1,8 @@
 """The conformance suite's fake model: a deterministic OpenAI-compatible chat endpoint on 127.0.0.1 (stdlib only).
 
-POST /<client>/v1/chat/completions, JSON or SSE (`"stream": true`, as @mastra/memory 1.31.0 asks); GET
+POST /<client>/v1/chat/completions, JSON or SSE (`"stream": true`, as @mastra/memory 1.31.0 asks); POST
+/<client>/v1/responses (OpenAI's Responses API, which Mastra's model router uses for `openai/...` models), JSON
+only, answered as the Actor ("OK."; conformance/actor_params.py reads its request parameters); GET
 /<client>/v1/requests answers {"count": requests so far} (how the drivers mark where each pair begins). Every request
 is kept, per client (the first path segment: e.g. `mastra`, `omcore`), as {"seq", "kind", "body", "response"} and
 appended to <logdir>/<client>.jsonl when a logdir is given.
@@ -189,7 +191,11 @@ class FakeModel:
                 except ValueError:
                     self.send_error(400)
                     return
-                data, ctype = fm._reply(self.path.strip("/").split("/")[0] or "default", body)
+                client = self.path.strip("/").split("/")[0] or "default"
+                if self.path.rstrip("/").endswith("/responses"):
+                    data, ctype = fm._responses_reply(client, body)
+                else:
+                    data, ctype = fm._reply(client, body)
                 self.send_response(200)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(data)))
@@ -217,6 +223,30 @@ class FakeModel:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
+
+    def _log(self, client: str, rec: dict[str, Any]) -> None:
+        with self._lock:
+            log = self.requests.setdefault(client, [])
+            rec["seq"] = len(log) + 1
+            log.append(rec)
+            if self.logdir is not None:
+                with open(self.logdir / f"{client}.jsonl", "a", encoding="utf-8") as f:
+                    f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+
+    def _responses_reply(self, client: str, body: dict[str, Any]) -> tuple[bytes, str]:
+        """A Responses API request (kept with kind "actor") answered "OK." as one output message."""
+        text = "OK."
+        self._log(client, {"seq": 0, "kind": "actor", "api": "responses", "body": body, "response": text})
+        n_in, n_out = len(json.dumps(body)) // 4, 1
+        return json.dumps({
+            "id": "resp-fake-1", "object": "response", "created_at": 0, "status": "completed",
+            "model": body.get("model", "fake"), "incomplete_details": None, "error": None,
+            "output": [{"type": "message", "id": "msg-fake-1", "status": "completed", "role": "assistant",
+                        "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+            "usage": {"input_tokens": n_in, "output_tokens": n_out, "total_tokens": n_in + n_out,
+                      "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens_details": {"reasoning_tokens": 0}},
+        }).encode(), "application/json"
 
     def _reply(self, client: str, body: dict[str, Any]) -> tuple[bytes, str]:
         kind, text = answer(body)

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.actor_params import actor_checks
 from conformance.compare import Check, compare_case
 from conformance.fake_model import FakeModel
 from conformance.omcore_replay import replay
@@ -215,6 +216,27 @@ def run_case(case: Case, qid: str, fm: FakeModel, work: Path, model: str,
     return checks, times
 
 
+def actor_params_case(fm: FakeModel, summary: list[dict[str, Any]]) -> list[str]:
+    """The runner's Actor request parameters vs the mastra_* presets' (conformance/actor_params.py), with the
+    @mastra/core of each installed version; ["actor-params"] when they differ."""
+    dirs: dict[str, Path] = {}
+    for v in ("1.1.0", "1.31.0"):
+        npm_ci(v)
+        folder = HERE / f"mastra-{v}"
+        core = json.loads((folder / "node_modules" / "@mastra" / "core" / "package.json").read_text())["version"]
+        dirs[core] = folder
+    t = time.monotonic()
+    checks = actor_checks(fm, dirs)
+    ok = all(c.ok for c in checks)
+    print(f"\nactor-params: the runner's Actor request (run.ts via @mastra/core {', '.join(dirs)}) vs the mastra_* "
+          f"presets - {'PASS' if ok else 'FAIL'} ({time.monotonic() - t:.1f} s)", flush=True)
+    for c in checks:
+        print(f"  [{'ok' if c.ok else 'DIFF'}] {c.name}: {c.detail[:600]}")
+    summary.append({"case": "actor-params", "verdict": "PASS" if ok else "FAIL",
+                    "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in checks]})
+    return [] if ok else ["actor-params"]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--s", action="store_true", help="add the LongMemEval_S cases (also CONFORMANCE_S=1)")
@@ -225,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     cases = CASES + (S_CASES if a.s or os.environ.get("CONFORMANCE_S") == "1" else ())
     if a.case:
-        unknown = set(a.case) - {c.name for c in CASES + S_CASES}
+        unknown = set(a.case) - {c.name for c in CASES + S_CASES} - {"actor-params"}
         if unknown:
             raise SystemExit(f"conformance: unknown case {sorted(unknown)}; known: {[c.name for c in CASES + S_CASES]}")
         cases = tuple(c for c in CASES + S_CASES if c.name in a.case)
@@ -262,8 +284,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  [{'ok' if c.ok else 'DIFF'}] {c.name}: {c.detail[:600]}")
             summary.append({"case": case.name, "verdict": verdict, **times,
                             "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in checks]})
+        if not a.case or "actor-params" in a.case:
+            failed += actor_params_case(fm, summary)
     (a.work / "summary.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False))
-    print(f"\nconformance: {len(cases) - len(failed)}/{len(cases)} cases as expected, {time.monotonic() - t0:.0f} s"
+    total = len(cases) + (0 if a.case and "actor-params" not in a.case else 1)
+    print(f"\nconformance: {total - len(failed)}/{total} cases as expected, {time.monotonic() - t0:.0f} s"
           + (f"; failed: {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0
 

@@ -74,6 +74,37 @@ def estimate(job: Job, calls: list[CallRow], scale: float) -> list[dict[str, Any
     return rows
 
 
+def retries_line(job: Job, strategy: str, calls: list[CallRow], n_replayed: int, ids: Any) -> str | None:
+    """The worst case of answer.retries for `strategy` (None when it does not retry): every question that may
+    retry answered wrongly every time, i.e. `max` more tries (Actor answer + judge) each, priced as the replayed
+    first tries cost on average; beside it, the retries the table holds (those the offline engine's answers
+    needed, scaled like the table)."""
+    from bench.runner.keys import retry_policy
+
+    policy = retry_policy(job, strategy)
+    if not policy.enabled:
+        return None
+    first: list[CallRow] = []
+    again: list[CallRow] = []
+    last = ""
+    for c in calls:  # a judge call belongs to the Actor call before it: the first answer's, or a retry's
+        if c.phase in ("answer", "retry"):
+            last = c.phase
+        if c.phase in ("answer", "retry", "judge"):
+            (first if last == "answer" else again).append(c)
+    ids = list(ids)
+    scale = len(ids) / max(1, n_replayed)
+    one_try = sum(r["usd"] for r in estimate(job, first, 1.0)) / max(1, n_replayed)
+    n = sum(1 for q in ids if policy.may_retry(q))
+    which = "every question" if policy.flags is None else f"the {n} flagged questions (answer.retries.flags_file)"
+    tries = sum(1 for c in again if c.phase == "retry") * scale
+    in_table = sum(r["usd"] for r in estimate(job, again, scale))
+    return (f"retries (answer.retries.max={policy.max}): worst case, {which} answered wrongly every time: "
+            f"{policy.max * n:,} tries (answer + judge), ~${policy.max * n * one_try:,.2f}; the table holds the "
+            f"{tries:,.0f} tries the offline engine's answers needed (~${in_table:,.2f}). run.max_usd plans for "
+            "the worst case.")
+
+
 def dry_run(job: Job, raw: dict[str, Any]) -> list[dict[str, Any]]:
     """Replay a sample with the offline engine in every role (`Job.offline`: the strategies resolved for the
     models now called, no response cache, no checkpoints, the builtin judge wording when the official file is
@@ -121,4 +152,7 @@ def dry_run(job: Job, raw: dict[str, Any]) -> list[dict[str, Any]]:
                 tot[k] += r[k]
         print(f"{'total':<45}{tot['calls']:>9.0f}{tot['prompt_tokens']:>14,.0f}{tot['cached_tokens']:>13,.0f}"
               f"{tot['prefill_tokens']:>14,.0f}{tot['output_tokens']:>12,.0f}{tot['usd']:>11.2f}")
+        line = retries_line(job, s, calls, len(ds), ds_full.question_ids())
+        if line:
+            print(line)
     return rows_all

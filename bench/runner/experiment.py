@@ -132,6 +132,7 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
         retries=retry_policy(job, strategy),
     )
     budget = budget or Budget(cfg.run.max_usd)
+    budget.retry_max = env.retries.max if env.retries.enabled else 0  # plans for the worst case (bench.runner.budget)
     out = RunOutcome(key, strategy, n_total, 0, n_total - len(todo_ids), 0)
     from bench.report.labels import progress_label
 

@@ -71,3 +71,27 @@ def test_budget_decisions():
     assert b.decide() == "stop"
     assert Budget(None).decide() == "start"
 
+
+
+def test_budget_plans_for_every_retry():
+    """With retries the estimate of a question in flight is its worst case: mean spend without retries plus
+    retry_max tries (answer + judge) at the mean cost of one."""
+    from bench.runner.budget import Budget, split_spend
+    from bench.store.contract import CallRow, QuestionResult, SampleRow
+
+    def call(i: int, phase: str, usd: float) -> CallRow:
+        return CallRow(call_idx=i, role="judge" if phase == "judge" else "actor", model="m", phase=phase, cost_usd=usd)
+
+    calls = [call(0, "ingest", 0.5), call(1, "answer", 0.1), call(2, "judge", 0.02), call(3, "retry", 0.1),
+             call(4, "judge", 0.02)]
+    result = QuestionResult(sample=SampleRow(question_id="q"), calls=calls)
+    assert split_spend(result) == pytest.approx((0.62, 0.12))
+    b = Budget(2.0, retry_max=2)
+    b.in_flight = 1
+    b.release(result)
+    assert b.worst_case() == pytest.approx(0.62 + 2 * 0.12)  # not the 0.74 this question spent
+    b.retry_max = 0
+    assert b.worst_case() == pytest.approx(0.62)
+    b.retry_max = 2
+    b.spent = 1.2  # 1.2 + 0.86 > 2: stop, and the line says it planned for retries
+    assert b.decide() == "stop" and "worst case: 2 retries of every question" in b.stop_line(3)

@@ -62,6 +62,23 @@ def test_dry_run_prices_with_real_models_offline(tmp_path, capsys) -> None:
     assert float(actor.split()[-1]) > 0
 
 
+def test_dry_run_names_the_worst_case_of_retries(tmp_path, capsys) -> None:
+    """answer.retries: the dry run prices every question retried max times (om has a question thread), and says
+    how many tries its own table holds; full_context does not retry, so it gets no such line."""
+    flags = tmp_path / "flags.txt"
+    run_job(compose_cfg(tmp_path, "model=gpt-4o", "dry_run=true", "dry_run_sample=2", "dataset.limit=4",
+                        "run_strategies=[om,full_context]", "answer.retries.max=2"))
+    out = capsys.readouterr().out
+    [line] = [x for x in out.splitlines() if x.startswith("retries (answer.retries.max=2)")]
+    assert "worst case, every question answered wrongly every time: 8 tries (answer + judge)" in line
+    assert "run.max_usd plans for the worst case" in line
+    assert float(line.split("~$")[1].split(";")[0]) > 0
+    flags.write_text("no-such-question\n")
+    run_job(compose_cfg(tmp_path / "f", "model=gpt-4o", "dry_run=true", "dry_run_sample=2", "dataset.limit=4",
+                        "run_strategies=[om]", "answer.retries.max=2", f"answer.retries.flags_file={flags}"))
+    assert "the 0 flagged questions (answer.retries.flags_file)" in capsys.readouterr().out
+
+
 @pytest.mark.slow  # loads LongMemEval_S
 def test_mastra_dry_run_on_real_s(real_data_dir, tmp_path, capsys) -> None:
     cfg = compose_cfg(tmp_path, "experiment=mastra_gpt5mini", "dry_run=true", "dry_run_sample=1",

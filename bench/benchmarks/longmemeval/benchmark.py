@@ -28,6 +28,7 @@ SPLITS = {
     "oracle": "longmemeval_oracle",
     "s": "longmemeval_s",
     "s_cleaned": "longmemeval_s_cleaned",
+    "s_original": "longmemeval_s_original",
     "m": "longmemeval_m",
     "m_cleaned": "longmemeval_m_cleaned",
     "synthetic": "synthetic",
@@ -55,6 +56,13 @@ class LongMemEval:
         from bench.benchmarks.longmemeval.official_reader import official_reader
 
         return official_reader(official_repo)
+
+    def mastra_actor(self, runner_file: str | None = None) -> Any:
+        """Mastra's LongMemEval runner's Actor system text (`answer.prompt=mastra`; a `RunnerActor`; ConfigError,
+        one line, when it cannot be had or is not the pinned text)."""
+        from bench.benchmarks.longmemeval.mastra_runner import runner_actor
+
+        return runner_actor(runner_file)
 
     @property
     def export(self) -> ModuleType:

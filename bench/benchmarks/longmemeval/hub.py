@@ -1,4 +1,8 @@
-"""LongMemEval (cleaned) on the Hugging Face hub at a pinned revision: fetched with `datasets`, read back offline.
+"""LongMemEval on the Hugging Face hub at pinned revisions: fetched with `datasets`, read back offline.
+
+Two releases: the cleaned one (`xiaowu0162/longmemeval-cleaned`: oracle, S and M cleaned; the default names) and
+the original one (`xiaowu0162/longmemeval`, file `longmemeval_s` without a suffix, as Mastra's runner's
+`scripts/download.ts` fetches it: the dataset name `longmemeval_s_original`).
 
 `datasets` does the download: its `DownloadManager` turns `<endpoint>/datasets/<repo>/resolve/<rev>/<file>` into
 a hub path and stores the file in the Hugging Face cache (`HF_HOME`, `HF_HUB_CACHE`), honouring `HF_ENDPOINT`
@@ -27,6 +31,13 @@ if TYPE_CHECKING:
 
 HF_REPO = "xiaowu0162/longmemeval-cleaned"
 HF_REVISION = "98d7416c24c778c2fee6e6f3006e7a073259d48f"
+# The original release. Revision and sha256 as public projects that pinned this file record them (e.g. a harness
+# README giving `resolve/2ec2a557…/longmemeval_s` and `sha256 08d8dad4…`, and another harness pinning the same
+# hash); not verified from this project's build machine, which has no network to the hub. A download whose bytes
+# differ is refused (one line naming both hashes).
+ORIGINAL_REPO = "xiaowu0162/longmemeval"
+ORIGINAL_REVISION = "2ec2a557f339b6c0369619b1ed5793734cc87533"
+ORIGINAL_S_FILE = "longmemeval_s"
 DEFAULT_ENDPOINT = "https://huggingface.co"
 HUB_PROBE_TIMEOUT_S = 3.0
 OFFLINE_VARIABLES = ("HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE")  # datasets reads the first, huggingface_hub the second
@@ -36,7 +47,15 @@ PINNED_SHA256 = {
     "longmemeval_oracle.json": "821a2034d219ab45846873dd14c14f12cfe7776e73527a483f9dac095d38620c",
     "longmemeval_s_cleaned.json": "d6f21ea9d60a0d56f34a05b609c79c88a451d2ae03597821ea3d5a9678c3a442",
     "longmemeval_m_cleaned.json": "9d79e5524794a2e6900a3aa9cb7d9152c5a3e8319c9a87c25494ba1eacee495f",
+    ORIGINAL_S_FILE: "08d8dad4be43ee2049a22ff5674eb86725d0ce5ff434cde2627e5e8e7e117894",
 }
+# hub file -> (repository, revision) where it lies; the cleaned release unless listed
+SOURCES: dict[str, tuple[str, str]] = {ORIGINAL_S_FILE: (ORIGINAL_REPO, ORIGINAL_REVISION)}
+
+
+def source_of(hub_file: str) -> tuple[str, str]:
+    """(repository, pinned revision) of `hub_file`."""
+    return SOURCES.get(hub_file, (HF_REPO, HF_REVISION))
 
 
 def endpoint() -> str:
@@ -46,7 +65,8 @@ def endpoint() -> str:
 
 def file_url(hub_file: str, base: str | None = None) -> str:
     """Where `hub_file` lies at the pinned revision, e.g. for a manual download."""
-    return f"{base or endpoint()}/datasets/{HF_REPO}/resolve/{HF_REVISION}/{hub_file}"
+    repo, rev = source_of(hub_file)
+    return f"{base or endpoint()}/datasets/{repo}/resolve/{rev}/{hub_file}"
 
 
 def offline_flag() -> str | None:
@@ -87,7 +107,8 @@ def cached_file(hub_file: str) -> Path | None:
     """`hub_file` at the pinned revision if the Hugging Face cache holds it (no network), else None."""
     from huggingface_hub import try_to_load_from_cache
 
-    found = try_to_load_from_cache(HF_REPO, hub_file, revision=HF_REVISION, repo_type="dataset")
+    repo, rev = source_of(hub_file)
+    found = try_to_load_from_cache(repo, hub_file, revision=rev, repo_type="dataset")
     return Path(found) if isinstance(found, str) else None
 
 
@@ -99,7 +120,7 @@ def download(hub_file: str) -> Path:
     from datasets import config as datasets_config
 
     os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", "10")
-    manager = datasets.DownloadManager(dataset_name=HF_REPO, download_config=datasets.DownloadConfig())
+    manager = datasets.DownloadManager(dataset_name=source_of(hub_file)[0], download_config=datasets.DownloadConfig())
     local = manager.download(file_url(hub_file, datasets_config.HF_ENDPOINT))
     return Path(str(local))
 

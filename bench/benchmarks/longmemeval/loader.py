@@ -29,6 +29,8 @@ KNOWN_NAMES: dict[str, tuple[str, tuple[str, ...]]] = {
     "longmemeval_oracle": ("longmemeval_oracle.json", ("longmemeval_oracle",)),
     "longmemeval_s": ("longmemeval_s_cleaned.json", ("longmemeval_s", "longmemeval_s_cleaned", "longmemeval_s_cleaned_498")),
     "longmemeval_s_cleaned": ("longmemeval_s_cleaned.json", ("longmemeval_s_cleaned", "longmemeval_s_cleaned_498")),
+    # the original release of S (xiaowu0162/longmemeval, as Mastra's runner downloads it; bench...longmemeval.hub)
+    "longmemeval_s_original": (hub.ORIGINAL_S_FILE, ("longmemeval_s_original",)),
     "longmemeval_m": ("longmemeval_m_cleaned.json", ("longmemeval_m", "longmemeval_m_cleaned")),
     "longmemeval_m_cleaned": ("longmemeval_m_cleaned.json", ("longmemeval_m_cleaned",)),
 }
@@ -39,12 +41,14 @@ class KnownFile:
     note: str = ""
 
 
-# sha256 of the decompressed JSON bytes: the official files of the HF dataset xiaowu0162/longmemeval-cleaned,
-# and a known subset of S.
+# sha256 of the decompressed JSON bytes: the official files of the HF dataset xiaowu0162/longmemeval-cleaned, the
+# original S (xiaowu0162/longmemeval), and a known subset of S.
 KNOWN_SHA256: dict[str, KnownFile] = {
     "821a2034d219ab45846873dd14c14f12cfe7776e73527a483f9dac095d38620c": KnownFile("oracle", True),
     "d6f21ea9d60a0d56f34a05b609c79c88a451d2ae03597821ea3d5a9678c3a442": KnownFile("S (cleaned)", True),
     "9d79e5524794a2e6900a3aa9cb7d9152c5a3e8319c9a87c25494ba1eacee495f": KnownFile("M (cleaned)", True),
+    hub.PINNED_SHA256[hub.ORIGINAL_S_FILE]: KnownFile(
+        "S (original)", True, "the original release (xiaowu0162/longmemeval), not the cleaned one"),
     "ec6c1b1f821509b686a40f0bf47556b7b9b015d501633db13e8e751067108be2": KnownFile(
         "S (cleaned)",
         False,
@@ -188,11 +192,19 @@ def _locate_known(name: str, data_dir: str | Path | None) -> tuple[Path, bool]:
     return _from_hub(name, hub_file, folder, looked), True
 
 
-def _where_hint(hub_file: str, folder: Path | None) -> str:
+def _where_hint(hub_file: str, folder: Path | None, save_as: str | None = None) -> str:
+    """Where to put the file by hand; `save_as`: the name the loader looks for when it is not the hub file's."""
     url = hub.file_url(hub_file)
+    what = f"{hub_file} (or {hub_file}.xz)" if save_as is None else f"{hub_file} as {save_as} (or {save_as}.xz)"
     if folder is not None:
-        return f"put {hub_file} (or {hub_file}.xz) from {url} into {folder}"
-    return f"put {hub_file} (or {hub_file}.xz) from {url} into a folder and set {DATA_DIR_ENV} to it (or pass --data-dir)"
+        return f"put {what} from {url} into {folder}"
+    return f"put {what} from {url} into a folder and set {DATA_DIR_ENV} to it (or pass --data-dir)"
+
+
+def _save_as(name: str) -> str | None:
+    """The file name a mirror folder needs for `name` when the hub file's own name would not be found."""
+    hub_file, stems = KNOWN_NAMES[name]
+    return None if any(hub_file == f"{s}{x}" for s in stems for x in SUFFIXES) else f"{stems[0]}.json"
 
 
 def _from_hub(name: str, hub_file: str, folder: Path | None, looked: list[str]) -> Path:
@@ -203,19 +215,22 @@ def _from_hub(name: str, hub_file: str, folder: Path | None, looked: list[str]) 
         return cached
     reason = hub.unreachable_reason()
     if reason is not None:
-        raise DataError(f"{name}: {where} and the HF hub is unreachable ({reason}); {_where_hint(hub_file, folder)}")
+        raise DataError(f"{name}: {where} and the HF hub is unreachable ({reason}); "
+                        f"{_where_hint(hub_file, folder, _save_as(name))}")
     try:
         return hub.download(hub_file)
     except Exception as exc:  # network, auth, disk: all end the same way for the user
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"{name}: {where} and downloading {hub_file} from {hub.HF_REPO} failed ({first}); {_where_hint(hub_file, folder)}") from None
+        raise DataError(f"{name}: {where} and downloading {hub_file} from {hub.source_of(hub_file)[0]} failed ({first}); "
+                        f"{_where_hint(hub_file, folder, _save_as(name))}") from None
 
 
 def _check_pinned(ds: Dataset, hub_file: str) -> None:
     """A file fetched at the pinned revision must be byte-identical to it (a damaged cache, a wrong mirror)."""
     want = hub.PINNED_SHA256.get(hub_file)
     if want is not None and ds.sha256 != want:
-        raise DataError(f"{ds.path}: sha256 {ds.sha256[:12]}... is not the pinned {hub_file} of {hub.HF_REPO}@{hub.HF_REVISION[:8]} "
+        repo, rev = hub.source_of(hub_file)
+        raise DataError(f"{ds.path}: sha256 {ds.sha256[:12]}... is not the pinned {hub_file} of {repo}@{rev[:8]} "
                         f"({want[:12]}...); delete it from the Hugging Face cache and retry, or {_where_hint(hub_file, None)}")
 
 

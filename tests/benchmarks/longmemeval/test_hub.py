@@ -207,3 +207,39 @@ def test_to_hf_on_the_oracle_keeps_every_question() -> None:
     assert all(by_id[i.question_id] == str(i.answer) for i in ints)
     has_answer = table.select_columns(["haystack_sessions"])[0]["haystack_sessions"][0][0]["has_answer"]
     assert has_answer in (True, False)  # oracle turns all carry the flag
+
+
+def test_the_original_s_release_is_its_own_pinned_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`longmemeval_s_original`: the original release's file (as Mastra's runner downloads it) at its own pinned
+    repository and revision; a file in the data folder is found by its own stem (never the cleaned one's); a
+    cached hub copy that is not the pinned file is refused in one line."""
+    from huggingface_hub import constants
+
+    from bench.benchmarks import get_benchmark
+    from bench.benchmarks.longmemeval.synthetic import generate
+
+    assert hub.file_url("longmemeval_s", "https://hf.example") == (
+        f"https://hf.example/datasets/xiaowu0162/longmemeval/resolve/{hub.ORIGINAL_REVISION}/longmemeval_s")
+    assert hub.file_url("longmemeval_s_cleaned.json", "https://hf.example").startswith(
+        f"https://hf.example/datasets/{hub.HF_REPO}/resolve/{hub.HF_REVISION}/")
+    rows = json.dumps(generate(n_per_type=1, haystack_tokens=0))
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "longmemeval_s_cleaned.json").write_text(rows)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.delenv("LONGMEMEVAL_DATA_DIR", raising=False)
+    with pytest.raises(DataError, match="looked for longmemeval_s_original.json") as err:
+        get_benchmark("longmemeval").load("s_original", str(folder))  # the cleaned file is not taken for it
+    assert "\n" not in str(err.value) and "xiaowu0162/longmemeval/resolve/2ec2a557" in str(err.value)
+    assert "put longmemeval_s as longmemeval_s_original.json" in str(err.value)  # the name the loader looks for
+    (folder / "longmemeval_s_original.json").write_text(rows)
+    ds = get_benchmark("longmemeval").load("s_original", str(folder))
+    assert ds.name == "longmemeval_s_original" and ds.path == folder / "longmemeval_s_original.json"
+    snapshot = tmp_path / "hub" / "datasets--xiaowu0162--longmemeval" / "snapshots" / hub.ORIGINAL_REVISION
+    snapshot.mkdir(parents=True)
+    (snapshot / "longmemeval_s").write_text(rows)
+    with pytest.raises(DataError, match=r"is not the pinned longmemeval_s of xiaowu0162/longmemeval@2ec2a557 "
+                                         r"\(08d8dad4be43\.\.\.\)") as err:
+        load_dataset("longmemeval_s_original", None)
+    assert "\n" not in str(err.value)
