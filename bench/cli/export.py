@@ -1,4 +1,5 @@
-"""`ombench export`: a run's hypotheses (and judged labels) as official LongMemEval JSONL files."""
+"""`ombench export`: a run's hypotheses (and judged labels) as official LongMemEval JSONL files, or the whole run as
+an Inspect AI eval log (`--format inspect`: bench.report.inspect_log)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,15 @@ import dataclasses
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("export", help="write a run's hypotheses (and eval results) in the official JSONL format")
+    p = sub.add_parser("export", help="write a run's hypotheses (and eval results) in the official JSONL format, "
+                                      "or the run as an Inspect AI log (--format inspect)")
     p.add_argument("--db", required=True, help="DuckDB results file")
     p.add_argument("--run", required=True, help="run to export: a name from `ombench runs`, or a run_key")
-    p.add_argument("--out", required=True, help="hypothesis JSONL to write")
+    p.add_argument("--out", required=True, help="hypothesis JSONL to write; --format inspect: a .eval/.json file, or "
+                                                "a folder (the log named as Inspect names its logs)")
+    p.add_argument("--format", choices=("longmemeval", "inspect"), default="longmemeval",
+                   help="longmemeval: official hypothesis JSONL (default); inspect: an Inspect AI eval log for "
+                        "`inspect view` (needs inspect_ai: pip install 'om-bench[inspect]')")
     p.add_argument("--eval-results", action="store_true", help="also write OUT.eval-results-<judge> with autoeval_label")
     p.set_defaults(func=run)
 
@@ -20,6 +26,16 @@ def run(args: argparse.Namespace) -> int:
     from bench.benchmarks.longmemeval.export import eval_results_path, write_eval_results, write_hypotheses
     from bench.store import Results
 
+    if args.format == "inspect":
+        if args.eval_results:
+            raise UserError("--eval-results is for --format longmemeval; an Inspect log already holds the judge's "
+                            "verdicts (drop --eval-results)")
+        from bench.report.inspect_log import write_inspect_log
+
+        with Results(args.db, snapshot=True) as res:
+            path, n = write_inspect_log(res, res.resolve_run(args.run), args.out)
+        print(f"wrote {n} samples to {path} (open with `inspect view --log-dir {path.parent}`)")
+        return 0
     with Results(args.db, snapshot=True) as res:
         key = res.resolve_run(args.run)
         run = res.run(key)

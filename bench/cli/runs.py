@@ -1,8 +1,11 @@
-"""`ombench runs`: list the runs of a results file by their stable names (a rich table, or `--json`)."""
+"""`ombench runs`: list the runs of a results file by their stable names (a rich table, or `--json`). The table has
+one line per run where the terminal is wide enough, else three (the whole name, its facts, its models), so nothing is hidden
+at 80 columns."""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,26 +42,63 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(rows, default=str))
         return 0
     from rich.console import Console
+
+    console = Console()
+    wide = _wide_table(args.db, rows)
+    from rich.measure import Measurement
+
+    if Measurement.get(console, console.options.update_width(10_000), wide).maximum <= console.width:
+        console.print(wide)
+    else:  # a narrow terminal: one row per run, its whole name over a line of the rest
+        console.print(_narrow_table(args.db, rows))
+    return 0
+
+
+def _cells(r: dict) -> dict[str, str]:
+    """The displayed values of one run (n as done/planned, models as actor / judge, the date to the minute)."""
+    x = r["retries"]
+    return {
+        "dataset": str(r["dataset"] or "-"),
+        "n": f"{r['n']}/{r['n_planned']}" if r["n_planned"] is not None else str(r["n"]),
+        "models": " / ".join(str(m) for m in (r["actor_model"], r["judge_model"]) if m) or "-",
+        "retries": "-" if not x or x["micro"] is None else
+        f"{100 * x['micro']:.1f}% ({x['n_recovered']} recovered; single-try is the headline)",
+        "status": str(r["status"]), "date": (r["started_at"] or "-")[:16]}
+
+
+def _wide_table(db: str, rows: list[dict]) -> Any:
+    """One line per run: name, dataset, n, models, [with retries,] status, date."""
     from rich.table import Table
 
-    t = Table(title=f"runs in {args.db}")
+    t = Table(title=f"runs in {db}")
     t.add_column("name", no_wrap=True)  # whole, so it can be copied into --run
     t.add_column("dataset", no_wrap=True)
     t.add_column("n", justify="right", no_wrap=True)
-    t.add_column("models", overflow="fold")
+    t.add_column("models", no_wrap=True)
     retrying = any(r["retries"] for r in rows)
     if retrying:
         t.add_column("with retries", overflow="fold")  # micro: single-try -> with retries (Mastra runner's count)
     t.add_column("status", no_wrap=True)
-    t.add_column("date", overflow="fold")
+    t.add_column("date", no_wrap=True)
     for r in rows:
-        n = f"{r['n']}/{r['n_planned']}" if r["n_planned"] is not None else str(r["n"])
-        models = " / ".join(str(m) for m in (r["actor_model"], r["judge_model"]) if m)
-        cells = [r["name"], str(r["dataset"] or "-"), n, models or "-"]
-        if retrying:
-            x = r["retries"]
-            cells.append("-" if not x or x["micro"] is None else
-                         f"{100 * x['micro']:.1f}% ({x['n_recovered']} recovered; single-try is the headline)")
-        t.add_row(*cells, str(r["status"]), (r["started_at"] or "-")[:16])
-    Console().print(t)
-    return 0
+        c = _cells(r)
+        t.add_row(r["name"], c["dataset"], c["n"], c["models"], *([c["retries"]] if retrying else []), c["status"],
+                  c["date"])
+    return t
+
+
+def _narrow_table(db: str, rows: list[dict]) -> Any:
+    """Below the wide table's width: per run its whole name (never cut: it is copied into --run), then
+    `dataset · n · status · date`, then the models (actor / judge), each line dimmed and wrapping on its own."""
+    from rich.table import Table
+    from rich.text import Text
+
+    t = Table(title=f"runs in {db}", show_lines=True)
+    t.add_column("name\ndataset · n · status · date\nmodels (actor / judge)", overflow="fold")
+    for r in rows:
+        c = _cells(r)
+        facts = " · ".join([c["dataset"], c["n"], c["status"], c["date"]])
+        if r["retries"]:
+            facts += f" · with retries {c['retries']}"
+        t.add_row(Text.assemble((r["name"], "bold"), "\n", (facts, "dim"), "\n", (c["models"], "dim")))
+    return t

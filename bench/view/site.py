@@ -1,8 +1,9 @@
 """`ombench view`: a static, self-contained HTML site from a DuckDB results file, one page per run and one per
 question (Jinja2 templates in bench/view/templates; inline CSS, script and SVG: no network, no server).
 
-Layout under the output folder: `index.html` (runs, and every question with filters by type, run and verdict),
-`runs/<run>.html`, `q/<run>/<question>.html`."""
+Layout under the output folder: `index.html` (runs, and every question with filters by type, run and verdict and a
+search over id, type, question and answer), `compare.html` (two runs of one dataset: the questions one got right and
+the other wrong, both ways, chosen in the page by its script), `runs/<run>.html`, `q/<run>/<question>.html`."""
 
 from __future__ import annotations
 
@@ -110,7 +111,8 @@ def build_site(db: str | Path, out: str | Path, *, max_chars: int = 20000, profi
                     root="../../", run=meta, run_href=f"runs/{meta.slug}.html", qid=qid, sections=sections(q)),
                     encoding="utf-8")
                 rows.append({"qid": qid, "type": s.question_type or "?", "run": meta.label, "color": meta.color,
-                             "verdict": _verdict(s), "hypothesis": s.hypothesis or "", "href": href})
+                             "verdict": _verdict(s), "hypothesis": s.hypothesis or "", "href": href,
+                             "question": s.question if isinstance(s.question, str) else "", "run_key": r.run_key})
                 n_questions += 1
             m = d.metrics[r.run_key]
             acc = f"{m.overall.correct} ({100 * m.overall.acc:.1f}%)" if m.overall.n else "-"
@@ -121,11 +123,26 @@ def build_site(db: str | Path, out: str | Path, *, max_chars: int = 20000, profi
                 root="../", run=meta, n=m.overall.n, acc=acc, rows=local, types=sorted({x["type"] for x in rows}),
                 strategies=[meta.label], memory=_run_diagnostics(meta.label, outputs, res)), encoding="utf-8")
             all_rows += rows
-            run_rows.append({"label": meta.label, "kind": meta.kind, "name": meta.name, "dataset": meta.dataset,
+            run_rows.append({"run_key": r.run_key, "label": meta.label, "kind": meta.kind, "name": meta.name, "dataset": meta.dataset,
                              "actor": meta.actor_model, "offline": meta.offline, "color": meta.color,
                              "href": f"runs/{meta.slug}.html", "n": m.overall.n, "acc": acc})
     index = out / "index.html"
     index.write_text(env.get_template("index.html").render(
         root="", db=db.name, stamp=stamp, runs=run_rows, rows=all_rows, types=sorted({x["type"] for x in all_rows}),
         strategies=[x["label"] for x in run_rows]), encoding="utf-8")
+    (out / "compare.html").write_text(env.get_template("compare.html").render(
+        root="", db=db.name, data=compare_data(run_rows, all_rows)), encoding="utf-8")
     return Site(index=index, runs=len(run_rows), questions=n_questions)
+
+
+def compare_data(runs: list[dict[str, Any]], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What compare.html's script reads: `runs` [{key, label, dataset, href}], `verdicts` {run key: {question id:
+    [verdict, page href]}}, `questions` {question id: [type, question text]}. Runs compare only within a dataset
+    and over the questions both hold (the script's rule, as the report's pairs)."""
+    verdicts: dict[str, dict[str, list[str]]] = {}
+    questions: dict[str, list[str]] = {}
+    for x in rows:
+        verdicts.setdefault(x["run_key"], {})[x["qid"]] = [x["verdict"], x["href"]]
+        questions.setdefault(x["qid"], [x["type"], x["question"]])
+    return {"runs": [{"key": r["run_key"], "label": r["label"], "dataset": r["dataset"] or "", "href": r["href"]}
+                     for r in runs], "verdicts": verdicts, "questions": questions}

@@ -41,3 +41,23 @@ def test_names_are_stable_and_accepted_by_export(tmp_path, capsys) -> None:
     assert len(out.read_text(encoding="utf-8").splitlines()) == n
     assert main(["runs", "--db", str(db)]) == 0
     assert first[0]["name"] in capsys.readouterr().out.replace("\n", "")
+
+
+def test_table_fits_80_columns_and_hides_nothing(tmp_path, capsys, monkeypatch) -> None:
+    ref = write_synthetic(tmp_path / "ref.json", n_per_type=1, haystack_tokens=500, seed=3)
+    db = tmp_path / "r.duckdb"
+    for name in ("longmemeval_s-gpt-4o-mini-threshold-sweep.full_context", "sys-b"):
+        _import(tmp_path, ref, db, name)
+    runs = _names(db, capsys)
+    for width, lines_per_run in ((80, 3), (220, 1)):
+        monkeypatch.setenv("COLUMNS", str(width))
+        assert main(["runs", "--db", str(db)]) == 0
+        out = capsys.readouterr().out
+        lines = out.splitlines()
+        assert max(len(ln) for ln in lines) <= width
+        for r in runs:
+            at = next(i for i, ln in enumerate(lines) if r["name"] in ln)  # the whole name on one line: copyable
+            row = " ".join(lines[at:at + lines_per_run])
+            models = " / ".join(m for m in (r["actor_model"], r["judge_model"]) if m)
+            assert models and models in row and r["started_at"][:16] in row and f"{r['n']}" in row
+            assert r["status"] in row and (r["dataset"] or "-") in row

@@ -1,5 +1,6 @@
 """`ombench view` on a real (offline) run: every page is written, every link resolves, and in a real headless
-Chromium the index filters work and an OM question page shows the observations stored for it."""
+Chromium the index filters and search work and an OM question page shows the observations stored for it
+(the compare page: test_compare_page.py)."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ def test_every_page_is_written_and_every_link_resolves(site):
     pages = sorted(out.rglob("*.html"))
     with Results(db) as res:
         n_samples = len(res.samples())
-    assert len(pages) == 1 + 2 + n_samples  # index, one per run, one per question
+    assert len(pages) == 2 + 2 + n_samples  # index, compare, one per run, one per question
     for page in pages:
         p = _Links()
         p.feed(page.read_text())
@@ -119,3 +120,25 @@ def test_a_real_browser_shows_one_questions_observations(site, tmp_path):
             assert (tmp_path / "om_question.png").stat().st_size > 10_000
         finally:
             browser.close()
+
+
+def test_search_finds_questions_by_their_text(site):
+    pw, exe = _browser()
+    db, out = site
+    with Results(db) as res:
+        samples = res.samples()
+    words = samples.question.iloc[0].split()
+    probe = " ".join(words[-3:]).lower()  # the question's end: past what the table cell shows of a long one
+    want = sum(probe in q.lower() for q in samples.question)
+    with pw.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            page.goto((out / "index.html").as_uri())
+            page.fill("#search", probe)
+            assert int(page.locator("#shown").inner_text()) == want > 0
+            page.fill("#search", "no question holds this zzqx")
+            assert page.locator("#shown").inner_text() == "0"
+        finally:
+            browser.close()
+
