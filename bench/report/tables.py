@@ -48,7 +48,8 @@ def headline(d: ReportData) -> list[Block]:
         rows.append([
             r.label + (f" [{r.tag}]" if r.tag else ""), r.dataset or "-", r.kind,
             f"{m.overall.n}" + (f" of {r.n_planned}" if r.n_planned else ""),
-            pct(m.overall) + (f"; 2nd judge agrees {agree[r.run_key]}" if r.run_key in agree else ""), macro,
+            pct(m.overall) + (f"; 2nd judge agrees {agree[r.run_key]}" if r.run_key in agree else "")
+            + (f"; judge FP {d.judge_audits[r.run_key].cell()}" if r.run_key in d.judge_audits else ""), macro,
             pct(m.abstention), "" if r.external or h is None else f"{100 * h:.1f}%",
             "" if r.external or p is None else f"{p:,.0f}", _usd(r, cq, unpriced), _usd(r, cc, unpriced),
         ])
@@ -66,6 +67,11 @@ def headline(d: ReportData) -> list[Block]:
         out.append(("p", "Runs marked [external] are imported eval-results of other systems: accuracy only, judged "
                          "by their own judge, no cost or cache numbers."))
     out += with_retries(d)
+    notes = sorted({a.note() for a in d.judge_audits.values()})
+    if notes:
+        out.append(("p", "Judge FP: the share of deliberately wrong but on-topic answers the run's judge accepted "
+                         "(`ombench judge-audit`; over 10% marked !: every accuracy it judges is inflated). "
+                         + " ".join(n + "." for n in notes)))
     ref = d.benchmark.reference_judge
     other = sorted({r.judge_model for r in d.runs if not r.external and r.judge_model
                     and r.judge_model.split("/")[-1] != ref})
