@@ -96,6 +96,7 @@ class ReportData:
     retried: pd.DataFrame = field(default_factory=pd.DataFrame)  # per question: label, label_retried, n_tries
     retry_specs: dict[str, dict[str, Any]] = field(default_factory=dict)  # run_key -> answer.retries (runs that retried)
     judge_audits: dict[str, Any] = field(default_factory=dict)  # run_key -> its judge's StoredAudit (judge-audit)
+    panels: dict[str, dict[str, Any]] = field(default_factory=dict)  # run_key -> judge_panel {models, rule}
     benchmark: Any = None  # the runs' benchmark (bench.benchmarks): type order, labels, reference judge
 
     def __post_init__(self) -> None:
@@ -239,6 +240,9 @@ def load(db: str | Path, profile: str = "openai", datasets: list[str] | None = N
         got = ((_json(getattr(r, "extra", None)).get("spec") or {}).get("answer") or {}).get("retries")
         if isinstance(got, dict):
             specs[r.run_key] = got
+        panel = _json(getattr(r, "extra", None)).get("judge_panel")
+        if isinstance(panel, dict) and panel.get("models"):
+            extra.setdefault("panels", {})[r.run_key] = panel
     return ReportData(runs=runs, samples=samples, metrics=metrics, cache=cache, prefill=prefill, cost=cost,
                       turns=turns, profile=choose_profile(profile, profiles), profiles=profiles,
                       benchmark=benchmark, attribution=attribution, retry_specs=specs, **extra)

@@ -303,6 +303,21 @@ def judges(d: ReportData, max_ids: int = 20) -> list[Block]:
             rows.append([r.label, f"second judge {s.judge_second_model.iloc[0]}", str(a.n), f"{100 * a.rate:.1f}%",
                          kappa, ids or "-"])
         rp = d.judge_repeats[d.judge_repeats.run_key == r.run_key] if not d.judge_repeats.empty else d.judge_repeats
+        panel = d.panels.get(r.run_key)
+        if panel and len(rp):
+            from bench.evaluate.metrics import panel_agreement, panel_votes
+
+            lab = jl[jl.run_key == r.run_key]
+            pa = panel_agreement(panel_votes(zip(rp.question_id, rp.judge_model, rp.label.astype(bool))),
+                                 dict(zip(lab.question_id, lab.label.astype(bool))))
+            ids = ", ".join(pa.split_ids[:max_ids]) + (" …" if len(pa.split_ids) > max_ids else "")
+            rows.append([r.label, f"panel of {len(panel['models'])} ({', '.join(panel['models'])}): the headline is "
+                         "its strict majority", str(pa.n),
+                         f"{100 * pa.unanimous / pa.n:.1f}% unanimous" if pa.n else "n/a",
+                         "with the headline: " + ", ".join(f"{m} {100 * a:.0f}%" for m, a in pa.with_headline.items()),
+                         ids or "-"])
+        if "judge_model" in rp and r.judge_model:  # repeats of the run's own judge (a panel's others left out)
+            rp = rp[rp.judge_model == r.judge_model]
         sc = self_consistency(rp.groupby("question_id").label.apply(list).to_dict()) if len(rp) else None
         if sc is not None:
             ids = ", ".join(sc.split_ids[:max_ids]) + (" …" if len(sc.split_ids) > max_ids else "")

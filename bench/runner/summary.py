@@ -59,6 +59,7 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
         unpriced = res.unpriced_calls()
         retried = res.retried_labels()
         audits = audits_by_run(runs, res.judge_audits())
+        calls, verdicts = res.judgment_repeats(), res.judge_labels()
     ids = [RunId(h.run_key, h.name or h.run_key, h.strategy or "?", _kind(h.strategy or "?", configs.get(h.run_key)),
                  dataset_label(_opt(h.dataset_name), _opt(h.dataset_sha256))) for h in heads.itertuples()]
     labels, sweeps = names, swept_by_run(ids)
@@ -86,6 +87,7 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
             "unpriced": int(unpriced.n_calls[unpriced.run_key == h.run_key].sum()) if len(unpriced) else 0,
             "judge": _opt(h.judge_model), "memory": diagnostics.get(h.run_key),
             "judge_audit": audits.get(h.run_key),
+            "panel": panel_of(_extra(extras.get(h.run_key)).get("judge_panel"), h.run_key, calls, verdicts),
             "benchmark": benchmark_of_runs([extras.get(h.run_key)]),
             "stopped": _extra(extras.get(h.run_key)).get("stopped"),
             "failures": _extra(extras.get(h.run_key)).get("failures") or [],
@@ -93,6 +95,33 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
             "retries": retry_scores(retry_spec(extras.get(h.run_key)), retried[retried.run_key == h.run_key]),
         })
     return rows, prof
+
+
+def panel_of(spec: Any, run_key: str, calls: pd.DataFrame, labels: pd.DataFrame) -> dict[str, Any] | None:
+    """A panel-judged run's panel (runs.extra `judge_panel`): its models, rule and `PanelAgreement` over the
+    questions judged (from `judgments`); None for a run with one judge."""
+    from bench.evaluate.metrics import panel_agreement, panel_votes
+
+    if not isinstance(spec, dict) or not spec.get("models"):
+        return None
+    c = calls[calls.run_key == run_key]
+    lab = labels[labels.run_key == run_key]
+    votes = panel_votes(zip(c.question_id, c.judge_model, c.label.astype(bool)))
+    return {"models": list(spec["models"]), "rule": spec.get("rule"),
+            "agreement": panel_agreement(votes, dict(zip(lab.question_id, lab.label.astype(bool))))}
+
+
+def panel_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """Per panel-judged run: which verdict is the headline, and how the judges agreed (wrapped, never cut)."""
+    out = []
+    for r in rows:
+        p = r.get("panel")
+        if p:
+            note = (f"{_name(r['label'], LABEL_W - 1)}: judged by a panel of {len(p['models'])} "
+                    f"({', '.join(p['models'])}); the headline (micro, macro, per type) is the panel's verdict, "
+                    f"{p['rule']}; {p['agreement'].text()}")
+            out += wrap_note(note).split("\n")
+    return out
 
 
 def _extra(extra: Any) -> dict[str, Any]:
@@ -323,6 +352,7 @@ def format_summary(rows: list[dict[str, Any]], profile: str, n_dataset: int | No
     if judge:
         out += judge.split("\n")
     out += judge_audit_notes(rows)
+    out += panel_notes(rows)
     if n_dataset is not None and split:
         out.append(f"dataset: {split}, {n_dataset} questions · more: `ombench report`, per question: `ombench view`")
     return "\n".join(_cut(line, WIDTH) for line in out)

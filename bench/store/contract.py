@@ -285,7 +285,7 @@ class ResultSink(Protocol):
 
 
 def phase_of(role: str, simulated: bool) -> str:
-    if role in ("judge", "second_judge"):
+    if role in ("judge", "second_judge") or role.startswith("panel_judge_"):
         return "judge"
     return "answer" if role in ("actor", "reader") and not simulated else "ingest"
 

@@ -146,8 +146,9 @@ class Results:
                         "FROM samples WHERE label IS NOT NULL ORDER BY run_key, question_id")
 
     def judgment_repeats(self) -> pd.DataFrame:
-        """Every judge repeat (judge.repeats > 1 gives several per question)."""
-        return self._df("SELECT run_key, question_id, repeat_idx, label FROM judgments "
+        """Every judge call's verdict (judge.repeats > 1 gives several per question; a panel, judge.panel, one or
+        more per member, told apart by judge_model)."""
+        return self._df("SELECT run_key, question_id, repeat_idx, judge_model, label FROM judgments "
                         "ORDER BY run_key, question_id, repeat_idx")
 
     def retrieval(self) -> pd.DataFrame:
