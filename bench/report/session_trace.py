@@ -3,10 +3,11 @@ time carry what an evidence session said, and whether it reached the Actor's pro
 those memory lines). The sessions come from the benchmark (`Benchmark.gold_sessions`: the human's view, never a
 strategy's); this module knows only texts.
 
-Matching rule (docs/results.md, "Where the evidence sessions went"): a text's terms are its lower-cased words of
-three or more letters less function words, and its numbers. A memory line carries an evidence turn when they share
-at least two terms and the shared terms are at least a quarter of the line's terms (an observation restates a
-fact in fewer words). A session's evidence turns are those the dataset marks as holding the answer, else its user
+Matching rule (docs/results.md, "Where the evidence sessions went"): a text's terms are its lower-cased whole words
+of four or more letters and its whole numbers, less function words and the words of memory's markup and of any
+conversation (`MARKUP`: thread, user, stated ...). A memory line carries an evidence turn when they share at least
+three terms and the shared terms are at least two fifths of the line's terms (an observation restates a fact in
+fewer words). A session's evidence turns are those the dataset marks as holding the answer, else its user
 turns. An evidence turn is in the prompt raw when its first 200 characters occur there (lower-cased words and
 numbers only: punctuation, JSON escapes and whitespace folded away); a
 session reached the prompt through memory when a line carrying it occurs there.
@@ -20,14 +21,18 @@ from typing import Any, Iterable, Sequence
 
 from bench.report.attribution import STOP
 
-_TERM = re.compile(r"[a-z]{3,}|[0-9]+(?:[.,][0-9]+)*")
-MIN_SHARED = 2
-MIN_SHARE = 0.25
+_TERM = re.compile(r"\b(?:[a-z]{4,}|[0-9]+(?:[.,][0-9]+)*)\b")
+# words of memory's own markup and of every conversation: they say nothing about which session a line came from
+MARKUP = frozenset("""thread user assistant stated asked said mentioned told date observations current task
+suggested response they them their there this that with what when which would could should have been from about
+some like just also really know""".split())
+MIN_SHARED = 3
+MIN_SHARE = 0.4
 RAW_PREFIX = 200
 
 
 def terms(text: str) -> set[str]:
-    return {t for t in _TERM.findall(text.lower()) if t not in STOP}
+    return {t for t in _TERM.findall(text.lower()) if t not in STOP and t not in MARKUP}
 
 
 def carries(line: str | set[str], turn: str | set[str]) -> bool:
