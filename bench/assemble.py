@@ -31,6 +31,12 @@ if TYPE_CHECKING:
     from bench.gateway import Gateway, GatewayConfig
 
 SECOND_JUDGE = "second_judge"  # the gateway role of judge.second_model
+PANEL_JUDGE = "panel_judge_"  # + 1, 2, ...: the gateway roles of judge.panel's models
+
+
+def panel_roles(panel: tuple[str, ...] | list[str]) -> list[str]:
+    """The gateway role of each judge.panel model, in order."""
+    return [f"{PANEL_JUDGE}{i}" for i in range(1, len(panel) + 1)]
 
 
 def replay_settings(cfg: RootCfg, role_models: Mapping[str, str] | None = None) -> ReplaySettings:
@@ -146,6 +152,7 @@ class JudgeSetup:
     ask_reason: bool
     repeats: int
     second_model: str | None
+    panel: tuple[str, ...] = ()  # judge.panel: judges beside `model` (the headline is the strict majority of all)
     download: bool = True  # a dry run never downloads: it falls back to the builtin wording
     _templates: TemplateSet | None = field(default=None, repr=False)
 
@@ -203,6 +210,10 @@ class Job:
             roles[SECOND_JUDGE] = RoleModel(
                 model=Role.JUDGE.offline_model if off and not second.startswith("offline/") else second,
                 params=dict(cfg.model.judge.params) if not off else {})
+        for role, member in zip(panel_roles(self.judge.panel), self.judge.panel):
+            roles[role] = RoleModel(
+                model=Role.JUDGE.offline_model if off and not member.startswith("offline/") else member,
+                params=dict(cfg.model.judge.params) if not off else {})
         g = cfg.gateway
         return GatewayConfig(
             roles=roles, cache_path=cfg.output.response_cache, cache_policy=cfg.output.response_cache_policy,  # type: ignore[arg-type]
@@ -249,7 +260,7 @@ def assemble(cfg: Any, *, offline_roles: bool = False, download: bool = True) ->
     job = Job(root, benchmark, ReplaySettings(), {}, _cache_setup(root),
               JudgeSetup(benchmark, root.model.judge.model, root.judge.source, root.judge.official_repo,
                          root.judge.parse, root.judge.ask_reason, root.judge.repeats, root.judge.second_model,
-                         download=download),
+                         panel_members(root.model.judge.model, root.judge.panel), download=download),
               offline_roles=offline_roles)
     PARSE_RULES.get(root.judge.parse)  # a parse rule registered after the schema's check may be gone
     job.settings = replay_settings(root, {r.value: job.role_model(r) for r in Role})
@@ -257,6 +268,22 @@ def assemble(cfg: Any, *, offline_roles: bool = False, download: bool = True) ->
     if offline_roles and root.judge.source == "official":
         job.judge = _offline_judge(job.judge)
     return job
+
+
+def panel_members(judge: str, panel: Any) -> tuple[str, ...]:
+    """judge.panel's models less model.judge.model and repeats, in order. Raises ConfigError for a panel that
+    would leave a single judge or a non-string entry."""
+    got: list[str] = []
+    for m in panel or ():
+        if not isinstance(m, str) or not m.strip():
+            raise ConfigError(f"judge.panel: {m!r} is not a model name; give litellm model names, e.g. "
+                              "judge.panel=[openai/gpt-4o-2024-08-06,anthropic/claude-sonnet-4-5]")
+        if m != judge and m not in got:
+            got.append(m)
+    if panel and not got:
+        raise ConfigError(f"judge.panel={list(panel)} adds no judge beside model.judge.model={judge}; list other "
+                          "models, or judge.panel=[] for a single judge")
+    return tuple(got)
 
 
 def _cache_setup(root: RootCfg) -> CacheSetup:

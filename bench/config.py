@@ -131,6 +131,9 @@ class JudgeCfg:
     ask_reason: bool = False  # Mastra's extra request for a reason after a "no"
     repeats: int = 1
     second_model: Optional[str] = None  # judge every question again with this model (agreement, Cohen's kappa)
+    # more judges beside model.judge.model (litellm models): every question judged by each, the headline verdict is
+    # their strict majority (yes only when more than half say yes), each verdict stored (bench.evaluate.judge)
+    panel: list[str] = field(default_factory=list)
 
 
 @dataclass

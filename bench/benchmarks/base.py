@@ -29,6 +29,16 @@ IsolationUnit = Literal["question", "conversation"]
 
 
 @dataclass(frozen=True)
+class GoldSession:
+    """One session that holds a question's evidence, as the human sees it (the viewer; never a strategy): its
+    dataset id, date as in the file, and turns as (role, content, is an evidence turn)."""
+
+    session_id: str
+    date: str
+    turns: tuple[tuple[str, str, bool], ...]
+
+
+@dataclass(frozen=True)
 class Evidence:
     """Gold labels of one question, for evaluation only: the dataset ids of its answer sessions, and of its evidence
     turns (`<session id>_<1-based position>`)."""

@@ -1,7 +1,11 @@
 """`ombench judge-audit`: measure the configured judge's false-positive rate (deliberately wrong but on-topic
 answers it accepts) and false-negative rate (correct restatements it rejects) on probes the benchmark builds from
 real questions (bench.evaluate.judge_audit). The judge, its templates and parse rule, the dataset and the gateway
-are those `ombench run` would use with the same KEY=VALUE overrides."""
+are those `ombench run` would use with the same KEY=VALUE overrides.
+
+The result is stored in the results file (output.db, table judge_audits) keyed to the judge configuration (model,
+template text, parse rule): the summary, the report and the viewer print its false-positive rate beside the accuracy
+of every run judged by that configuration. `--no-store` only prints."""
 
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the question pick (default 0)")
     p.add_argument("--concurrency", type=int, default=4, help="judge calls in flight (default 4)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout, for scripts")
+    p.add_argument("--no-store", action="store_true",
+                   help="do not store the result in output.db (stored by default, beside the runs it qualifies)")
     p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
                    help="config overrides as for `ombench run` (model.judge.model=..., dataset=..., judge.parse=...)")
     p.set_defaults(func=run)
@@ -27,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from bench.assemble import assemble
     from bench.errors import ConfigError
     from bench.evaluate.judge import Judge
-    from bench.evaluate.judge_audit import audit_judge
+    from bench.evaluate.judge_audit import audit_judge, audit_row
     from bench.roles import Role
 
     if args.n < 0:
@@ -44,9 +50,15 @@ def run(args: argparse.Namespace) -> int:
                   source=j.source, benchmark=job.benchmark)
     result = asyncio.run(audit_judge(judge, probes, concurrency=args.concurrency))
     offline = j.model.startswith("offline/")
+    n_questions = len({p.question_id for p in probes})
+    stored = None
+    if not args.no_store:
+        stored = store_audit(job.cfg.output.db, audit_row(
+            result, judge.protocol(), dataset_name=ds.name, n_requested=args.n, seed=args.seed,
+            n_questions=n_questions, offline_engine=offline))
     if args.json:
-        print(json.dumps({**result.to_json(), "dataset": ds.name, "questions": len({p.question_id for p in probes}),
-                          "offline_engine": offline}))
+        print(json.dumps({**result.to_json(), "dataset": ds.name, "questions": n_questions,
+                          "offline_engine": offline, "stored": stored}))
         return 0
     from rich.console import Console
     from rich.table import Table
@@ -65,7 +77,22 @@ def run(args: argparse.Namespace) -> int:
     kinds = ", ".join(f"{k} {v.hits}/{v.n}" for k, v in sorted(result.per_kind.items()))
     console.print(f"wrong answers accepted, by how they were made: {kinds}", soft_wrap=True)
     console.print(result.verdict, style="bold red" if result.false_positive.rate > 0.1 else None, soft_wrap=True)
+    if stored:
+        console.print(f"stored in {stored}: runs judged by {j.model} with these templates and parse rule show "
+                      "its false-positive rate beside their accuracy (summary, report, viewer)", soft_wrap=True)
     return 0
+
+
+def store_audit(db: str, row: dict[str, object]) -> str:
+    """Write `row` to the results file `db` (table judge_audits); returns the path."""
+    from bench.store import Store
+
+    store = Store(db)
+    try:
+        store.record_judge_audit(row)
+    finally:
+        store.close()
+    return str(db)
 
 
 def _config(overrides: list[str]) -> object:

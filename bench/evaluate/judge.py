@@ -86,6 +86,7 @@ class Judgment:
     agreement: float | None = None  # share of repeats agreeing with `label`; None for a single call
     model: str = ""
     completions: list[Completion] = field(default_factory=list)
+    members: list[tuple[str, Judgment]] = field(default_factory=list)  # a panel's: (model, that judge's verdict)
 
 
 class Judge:
@@ -156,4 +157,49 @@ class Judge:
             agreement=(counts[label] / len(results)) if self.repeats > 1 else None,
             model=(completions[0].model or self.model_name),
             completions=completions,
+        )
+
+
+PANEL_RULE = "strict majority: yes only when more than half of the judges say yes (a tie is no)"
+
+
+def strict_majority(labels: list[bool]) -> bool:
+    """True when more than half of `labels` are True (a tie, or no labels, is False)."""
+    return sum(bool(x) for x in labels) * 2 > len(labels)
+
+
+class JudgePanel:
+    """Several judges (`Judge`s: the same templates and parse rule, different models) on every question. The verdict
+    is their strict majority (`PANEL_RULE`); each judge's verdict is kept in `Judgment.members`. Model errors
+    propagate (the question is stored with the error and computed again on the next run)."""
+
+    def __init__(self, members: list[Judge]) -> None:
+        if len(members) < 2:
+            raise ValueError(f"a judge panel needs at least two judges, got {len(members)}")
+        self.members = members
+        self.template_set = members[0].template_set
+        self.model_name = members[0].model_name
+        self.models = [m.model_name for m in members]
+
+    def protocol(self) -> dict[str, str]:
+        return {**self.members[0].protocol(), "panel": ", ".join(self.models), "panel_rule": PANEL_RULE}
+
+    async def judge(
+        self, question_id: str, question_type: str, question: str, answer: str | int, hypothesis: str
+    ) -> Judgment:
+        import asyncio
+
+        got = await asyncio.gather(*(m.judge(question_id, question_type, question, answer, hypothesis)
+                                     for m in self.members))
+        label = strict_majority([g.label for g in got])
+        strict = strict_majority([g.label_strict for g in got])
+        yes = sum(g.label for g in got)
+        raw = f"panel {yes}/{len(got)} yes -> {'yes' if label else 'no'} (strict majority): " + \
+            " | ".join(f"{name}: {g.raw}" for name, g in zip(self.models, got))
+        return Judgment(
+            label=label, label_strict=strict, disagree=label != strict, raw=raw, template=got[0].template,
+            repeats=[(g.raw, g.label) for g in got],
+            agreement=sum(g.label == label for g in got) / len(got),
+            model=self.model_name, completions=[c for g in got for c in g.completions],
+            members=list(zip(self.models, got)),
         )

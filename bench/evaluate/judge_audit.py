@@ -94,3 +94,94 @@ async def audit_judge(judge: Any, probes: Sequence[Any], *, concurrency: int = 4
             if accepted:
                 out.accepted_wrong.append((p.question_id, p.kind, p.response))
     return out
+
+
+# --- stored audits (table judge_audits) and the runs they qualify ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredAudit:
+    """One stored `ombench judge-audit` result of a judge configuration (model, template text, parse rule)."""
+
+    judge_model: str
+    dataset_name: str
+    n_questions: int
+    false_positive: Rate
+    false_negative: Rate
+    offline_engine: bool
+    audited_at: Any
+
+    @property
+    def unreliable(self) -> bool:
+        return bool(self.false_positive.n) and self.false_positive.rate > FP_WARN
+
+    def cell(self) -> str:
+        """The false-positive rate in a table cell: "7%" or "100%!" (over FP_WARN: unreliable), "n/a"."""
+        fp = self.false_positive
+        if not fp.n:
+            return "n/a"
+        return f"{100 * fp.rate:.0f}%" + ("!" if self.unreliable else "")
+
+    def note(self) -> str:
+        """One sentence: what the judge accepted, where and when, and whether its accuracy can be trusted."""
+        def part(r: Rate) -> str:
+            lo, hi = r.ci()
+            return f"{r.hits} of {r.n} ({100 * r.rate:.0f}%, 95% CI {100 * lo:.0f}-{100 * hi:.0f}%)" if r.n else "n/a"
+
+        when = str(self.audited_at)[:10] if self.audited_at is not None else "?"
+        head = "UNRELIABLE judge: " if self.unreliable else "judge audit: "
+        return (f"{head}{self.judge_model} accepted {part(self.false_positive)} deliberately wrong answers, "
+                f"rejected {part(self.false_negative)} right ones (`ombench judge-audit`, {when}, "
+                f"{self.n_questions} questions of {self.dataset_name}"
+                + (", offline engine" if self.offline_engine else "") + ")")
+
+
+def judge_config(model: str | None, protocol: Any) -> tuple[str, str, str]:
+    """The key an audit and a run share: (judge model, sha256 of the template texts, parse rule in one phrase;
+    `protocol` is `bench.evaluate.judge.judge_protocol`'s dict, as a run's `extra.judge` keeps it)."""
+    p = protocol if isinstance(protocol, dict) else {}
+    return (str(model or ""), str(p.get("templates_sha256") or ""), str(p.get("parse") or ""))
+
+
+def audit_row(result: AuditResult, protocol: dict[str, str], *, dataset_name: str, n_requested: int, seed: int,
+              n_questions: int, offline_engine: bool) -> dict[str, Any]:
+    """The `judge_audits` row of `result` (`protocol`: `judge_protocol` of the audited judge)."""
+    return {"judge_model": result.judge_model, "judge_source": protocol.get("source"),
+            "judge_parse": protocol.get("parse"), "templates_sha256": protocol.get("templates_sha256"),
+            "dataset_name": dataset_name, "n_requested": n_requested, "seed": seed, "n_questions": n_questions,
+            "fp_hits": result.false_positive.hits, "fp_n": result.false_positive.n,
+            "fn_hits": result.false_negative.hits, "fn_n": result.false_negative.n, "verdict": result.verdict,
+            "result": result.to_json(), "offline_engine": offline_engine, "audited_at": None}
+
+
+def audits_by_run(runs: Any, audits: Any) -> dict[str, StoredAudit]:
+    """run_key -> the stored audit of the judge configuration that judged it (`runs`, `audits`: the `runs` and
+    `judge_audits` frames of a results file). The newest audit on the run's own dataset wins, else the newest.
+    Runs without a matching audit (or judged by a panel: no single judge's rate qualifies the headline) are left
+    out."""
+    import json
+
+    if audits is None or len(audits) == 0 or runs is None or len(runs) == 0:
+        return {}
+    found: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for a in audits.to_dict("records"):  # newest first
+        key = (str(a["judge_model"]), str(a["templates_sha256"] or ""), str(a["judge_parse"] or ""))
+        found.setdefault(key, []).append(a)
+    out: dict[str, StoredAudit] = {}
+    for r in runs.to_dict("records"):
+        try:
+            extra = json.loads(r["extra"]) if isinstance(r.get("extra"), str) else (r.get("extra") or {})
+        except ValueError:
+            extra = {}
+        if not isinstance(extra, dict) or extra.get("judge_panel"):
+            continue
+        got = found.get(judge_config(r.get("judge_model"), extra.get("judge")))
+        if not got:
+            continue
+        a = next((x for x in got if x["dataset_name"] == r.get("dataset_name")), got[0])
+        out[str(r["run_key"])] = StoredAudit(
+            judge_model=str(a["judge_model"]), dataset_name=str(a["dataset_name"]),
+            n_questions=int(a["n_questions"] or 0), false_positive=Rate(int(a["fp_hits"]), int(a["fp_n"])),
+            false_negative=Rate(int(a["fn_hits"]), int(a["fn_n"])), offline_engine=bool(a["offline_engine"]),
+            audited_at=a["audited_at"])
+    return out

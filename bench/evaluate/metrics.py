@@ -233,3 +233,40 @@ def self_consistency(repeats: Mapping[str, Iterable[bool]]) -> SelfConsistency |
     split = tuple(sorted(q for q, v in agree.items() if v < 1))
     return SelfConsistency(n=len(multi), unanimous=1 - len(split) / len(multi),
                            mean_agreement=sum(agree.values()) / len(agree), split_ids=split)
+
+
+@dataclass(frozen=True)
+class PanelAgreement:
+    """A judge panel (judge.panel) on the same questions: how often its judges agree, and each one with the
+    headline (strict-majority) verdict."""
+
+    n: int  # questions every judge judged
+    unanimous: int  # of those, questions on which every judge gave the same verdict
+    with_headline: dict[str, float]  # judge model -> share of questions where its verdict is the headline's
+    split_ids: tuple[str, ...]  # questions the judges split on, sorted
+
+    def text(self) -> str:
+        each = ", ".join(f"{m} {100 * a:.0f}%" for m, a in self.with_headline.items())
+        return (f"unanimous on {self.unanimous} of {self.n} questions ({100 * self.unanimous / self.n:.0f}%); "
+                f"each judge agrees with the headline on: {each}") if self.n else "no question judged by every judge"
+
+
+def panel_agreement(votes: Mapping[str, Mapping[str, bool]], headline: Mapping[str, bool]) -> PanelAgreement:
+    """From question id -> {judge model: its verdict} and question id -> the headline verdict (the questions of
+    `votes` without a headline are left out)."""
+    models = sorted({m for v in votes.values() for m in v})
+    full = {q: v for q, v in votes.items() if q in headline and set(v) == set(models)}
+    split = tuple(sorted(q for q, v in full.items() if len(set(map(bool, v.values()))) > 1))
+    agree = {m: (sum(bool(v[m]) == bool(headline[q]) for q, v in full.items()) / len(full)) if full else float("nan")
+             for m in models}
+    return PanelAgreement(n=len(full), unanimous=len(full) - len(split), with_headline=agree, split_ids=split)
+
+
+def panel_votes(calls: Iterable[tuple[str, str, bool]]) -> dict[str, dict[str, bool]]:
+    """question id -> {judge model: its verdict} from (question id, judge model, label) per judge call, in call
+    order; a judge asked several times (judge.repeats) gives its majority (a tie: its first call), as `Judge`."""
+    got: dict[str, dict[str, list[bool]]] = {}
+    for q, m, lab in calls:
+        got.setdefault(q, {}).setdefault(m, []).append(bool(lab))
+    return {q: {m: (sum(ls) * 2 > len(ls)) or (sum(ls) * 2 == len(ls) and ls[0]) for m, ls in v.items()}
+            for q, v in got.items()}

@@ -142,7 +142,8 @@ def check_model(role: str, model: str) -> None:
         return
     name = model[len(provider.name) + 1 :]
     if name not in provider.models:
-        key = "judge.second_model" if role == "second_judge" else f"model.{role}.model"  # as `ombench run` names it
+        key = "judge.second_model" if role == "second_judge" else "judge.panel" if role.startswith("panel_judge_") \
+            else f"model.{role}.model"  # as `ombench run` names it
         raise ConfigError(f"{key}={model!r}: the {provider.name} provider has no model {name!r}; "
                           f"use {provider.name}/<one of {', '.join(provider.models)}>")
 

@@ -87,7 +87,7 @@ def attribution_table(samples: Any, memory: Any, prompts: dict[tuple[str, str], 
         mem.setdefault((r.run_key, r.question_id), []).append((int(r.item_idx), str(r.kind), str(r.text)))
     rows = []
     for s in samples.itertuples():
-        if s.label is None or s.label != s.label:
+        if pd.isna(s.label):  # unjudged (an error): None, NaN or pd.NA (a nullable column of only nulls)
             continue
         key = (s.run_key, s.question_id)
         ok = not bool(s.is_abstention) and (single_answer is None or single_answer(s.question_id, s.question_type))

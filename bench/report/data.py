@@ -95,6 +95,8 @@ class ReportData:
     attribution: pd.DataFrame = field(default_factory=pd.DataFrame)  # per judged question: where the answer went
     retried: pd.DataFrame = field(default_factory=pd.DataFrame)  # per question: label, label_retried, n_tries
     retry_specs: dict[str, dict[str, Any]] = field(default_factory=dict)  # run_key -> answer.retries (runs that retried)
+    judge_audits: dict[str, Any] = field(default_factory=dict)  # run_key -> its judge's StoredAudit (judge-audit)
+    panels: dict[str, dict[str, Any]] = field(default_factory=dict)  # run_key -> judge_panel {models, rule}
     benchmark: Any = None  # the runs' benchmark (bench.benchmarks): type order, labels, reference judge
 
     def __post_init__(self) -> None:
@@ -195,6 +197,9 @@ def load(db: str | Path, profile: str = "openai", datasets: list[str] | None = N
                      retrieval=res.retrieval(), judge_labels=res.judge_labels(), judge_repeats=res.judgment_repeats(),
                      memory_outputs=res.memory_outputs(), memory_summary=res.memory_summary(),
                      unpriced=res.unpriced_calls(), retried=res.retried_labels())
+        from bench.evaluate.judge_audit import audits_by_run
+
+        extra["judge_audits"] = audits_by_run(runs_df, res.judge_audits())
     runs = []
     for row in runs_df.to_dict("records"):
         key, strategy, config = str(row["run_key"]), row.get("strategy") or "?", _json(row.get("config"))
@@ -235,6 +240,9 @@ def load(db: str | Path, profile: str = "openai", datasets: list[str] | None = N
         got = ((_json(getattr(r, "extra", None)).get("spec") or {}).get("answer") or {}).get("retries")
         if isinstance(got, dict):
             specs[r.run_key] = got
+        panel = _json(getattr(r, "extra", None)).get("judge_panel")
+        if isinstance(panel, dict) and panel.get("models"):
+            extra.setdefault("panels", {})[r.run_key] = panel
     return ReportData(runs=runs, samples=samples, metrics=metrics, cache=cache, prefill=prefill, cost=cost,
                       turns=turns, profile=choose_profile(profile, profiles), profiles=profiles,
                       benchmark=benchmark, attribution=attribution, retry_specs=specs, **extra)

@@ -48,7 +48,8 @@ def headline(d: ReportData) -> list[Block]:
         rows.append([
             r.label + (f" [{r.tag}]" if r.tag else ""), r.dataset or "-", r.kind,
             f"{m.overall.n}" + (f" of {r.n_planned}" if r.n_planned else ""),
-            pct(m.overall) + (f"; 2nd judge agrees {agree[r.run_key]}" if r.run_key in agree else ""), macro,
+            pct(m.overall) + (f"; 2nd judge agrees {agree[r.run_key]}" if r.run_key in agree else "")
+            + (f"; judge FP {d.judge_audits[r.run_key].cell()}" if r.run_key in d.judge_audits else ""), macro,
             pct(m.abstention), "" if r.external or h is None else f"{100 * h:.1f}%",
             "" if r.external or p is None else f"{p:,.0f}", _usd(r, cq, unpriced), _usd(r, cc, unpriced),
         ])
@@ -66,6 +67,11 @@ def headline(d: ReportData) -> list[Block]:
         out.append(("p", "Runs marked [external] are imported eval-results of other systems: accuracy only, judged "
                          "by their own judge, no cost or cache numbers."))
     out += with_retries(d)
+    notes = sorted({a.note() for a in d.judge_audits.values()})
+    if notes:
+        out.append(("p", "Judge FP: the share of deliberately wrong but on-topic answers the run's judge accepted "
+                         "(`ombench judge-audit`; over 10% marked !: every accuracy it judges is inflated). "
+                         + " ".join(n + "." for n in notes)))
     ref = d.benchmark.reference_judge
     other = sorted({r.judge_model for r in d.runs if not r.external and r.judge_model
                     and r.judge_model.split("/")[-1] != ref})
@@ -297,6 +303,21 @@ def judges(d: ReportData, max_ids: int = 20) -> list[Block]:
             rows.append([r.label, f"second judge {s.judge_second_model.iloc[0]}", str(a.n), f"{100 * a.rate:.1f}%",
                          kappa, ids or "-"])
         rp = d.judge_repeats[d.judge_repeats.run_key == r.run_key] if not d.judge_repeats.empty else d.judge_repeats
+        panel = d.panels.get(r.run_key)
+        if panel and len(rp):
+            from bench.evaluate.metrics import panel_agreement, panel_votes
+
+            lab = jl[jl.run_key == r.run_key]
+            pa = panel_agreement(panel_votes(zip(rp.question_id, rp.judge_model, rp.label.astype(bool))),
+                                 dict(zip(lab.question_id, lab.label.astype(bool))))
+            ids = ", ".join(pa.split_ids[:max_ids]) + (" …" if len(pa.split_ids) > max_ids else "")
+            rows.append([r.label, f"panel of {len(panel['models'])} ({', '.join(panel['models'])}): the headline is "
+                         "its strict majority", str(pa.n),
+                         f"{100 * pa.unanimous / pa.n:.1f}% unanimous" if pa.n else "n/a",
+                         "with the headline: " + ", ".join(f"{m} {100 * a:.0f}%" for m, a in pa.with_headline.items()),
+                         ids or "-"])
+        if "judge_model" in rp and r.judge_model:  # repeats of the run's own judge (a panel's others left out)
+            rp = rp[rp.judge_model == r.judge_model]
         sc = self_consistency(rp.groupby("question_id").label.apply(list).to_dict()) if len(rp) else None
         if sc is not None:
             ids = ", ".join(sc.split_ids[:max_ids]) + (" …" if len(sc.split_ids) > max_ids else "")

@@ -9,7 +9,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
 
-from bench.assemble import SECOND_JUDGE, SUBSET_KEYS, Job, data_source, load_data  # noqa: F401 (re-exported)
+from bench.assemble import SECOND_JUDGE, SUBSET_KEYS, Job, data_source, load_data, panel_roles  # noqa: F401 (re-exported)
 from bench.config import RootCfg
 from bench.benchmarks.base import Unit, units_of
 from bench.data.dataset import Dataset
@@ -99,7 +99,7 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
     is replayed once, and its questions to compute are answered in the order they are asked. `budget` (one per
     job, shared by its strategies; default: a fresh one from run.max_usd) stops scheduling questions at the cap:
     the run is left `stopped` and the next run of the same command continues it."""
-    from bench.evaluate.judge import Judge
+    from bench.evaluate.judge import Judge, JudgePanel
     from om_core import default_counter
 
     cfg = job.cfg
@@ -117,8 +117,12 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
     j = job.judge
     judge = Judge(gateway.model(Role.JUDGE), template_set=j.templates, repeats=j.repeats, model_name=j.model,
                   parse=j.parse, source=j.source, benchmark=job.benchmark)
+    panel = JudgePanel([judge, *(Judge(gateway.model(role), template_set=j.templates, repeats=j.repeats,
+                                       model_name=m, role=role, parse=j.parse, source=j.source,
+                                       benchmark=job.benchmark)
+                                 for role, m in zip(panel_roles(j.panel), j.panel))]) if j.panel else None
     env = QuestionEnv(
-        job=job, strategy=spec, gateway=gateway, counter=default_counter(), judge=judge,
+        job=job, strategy=spec, gateway=gateway, counter=default_counter(), judge=panel or judge,
         checkpoints=CheckpointStore(cfg.output.checkpoint_dir,
                                     ingest_key(job, strategy, ds.sha256, endpoints) + ("-dry" if dry_run else ""))
         if cfg.run.checkpoints else None,

@@ -90,8 +90,11 @@ def judge_spec(job: Job | RootCfg, endpoints: Endpoints | None = None) -> dict[s
     judge.source=official; raises ConfigError without it."""
     job = as_job(job)
     j = job.judge
-    return {**_role(job, Role.JUDGE, endpoints), "source": j.source, "templates_sha256": j.templates.sha256,
-            "parse": j.parse, "repeats": j.repeats}
+    out = {**_role(job, Role.JUDGE, endpoints), "source": j.source, "templates_sha256": j.templates.sha256,
+           "parse": j.parse, "repeats": j.repeats}
+    if j.panel:  # only a panel run gets the key: every other run keeps its key
+        out["panel"] = {"models": list(j.panel), "rule": "strict majority"}
+    return out
 
 
 def retry_policy(job: Job | RootCfg, strategy: str) -> Any:

@@ -56,7 +56,11 @@ def build_manifest(job: Job, ds: Dataset, strategy: str, key: str, raw_cfg: dict
     cfg = job.cfg
     commit, dirty = git_state()
     prices = price_map_version()
+    from bench.evaluate.judge import PANEL_RULE
+
     judge = judge_protocol(job.judge.templates, job.judge.parse)
+    panel = {"judge_panel": {"models": [cfg.model.judge.model, *job.judge.panel], "rule": PANEL_RULE}} \
+        if job.judge.panel else {}
     return RunManifest(
         run_key=key, name=cfg.experiment_name, strategy=strategy, config=redact(raw_cfg),
         git_commit=commit, git_dirty=dirty, package_versions=package_versions(),
@@ -66,6 +70,6 @@ def build_manifest(job: Job, ds: Dataset, strategy: str, key: str, raw_cfg: dict
         extra={"spec": redact(run_spec(job, strategy, ds.sha256, ds.subset_ids)), "dataset_official": ds.official,
                "benchmark": cfg.dataset.benchmark, "isolation_unit": job.benchmark.isolation_unit,
                "dataset_path": str(ds.path) if ds.path else None, "subset_ids": ds.subset_ids, "price_map": prices,
-               "judge": judge, "run_name": run_name(key, cfg.experiment_name, strategy, ds.split or ds.name,
+               "judge": judge, **panel, "run_name": run_name(key, cfg.experiment_name, strategy, ds.split or ds.name,
                                                       len(ds.subset_ids) if ds.subset_ids else None)},
     )

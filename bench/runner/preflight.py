@@ -151,6 +151,11 @@ def unused_gateway_settings(ctx: PreflightContext) -> Iterable[Finding]:
     its key names neither a called role nor the provider of a called role's model (the gateway reads a role's
     entry for every call of the role, in-process ones too)."""
     used = {r.value for r in ctx.roles} | {ctx.provider(m) for m in ctx.roles.values()}
+    from bench.assemble import panel_members, panel_roles
+
+    extra_judges = [m for m in (ctx.cfg.judge.second_model, *panel_members(ctx.cfg.model.judge.model,
+                                                                          ctx.cfg.judge.panel)) if m]
+    used |= {ctx.provider(m) for m in extra_judges} | set(panel_roles(ctx.cfg.judge.panel)) | {"second_judge"}
     gw = ctx.cfg.gateway
     for section, mapping in (("api_key_env", gw.api_key_env), ("api_base", gw.api_base)):
         for key in mapping:

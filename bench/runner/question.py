@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # the gateway imports litellm: load it only when a run starts
     from bench.assemble import Job
     from bench.cachesim.base import CacheSimulator
     from bench.cachesim.pricing import CachePricing
-    from bench.evaluate.judge import Judge, Judgment
+    from bench.evaluate.judge import Judge, JudgePanel, Judgment
     from bench.gateway import Gateway
     from om_core.tokens import TokenCounter
 
@@ -44,7 +44,7 @@ class QuestionEnv:
     strategy: StrategySpec  # resolved from the config: class, params, roles, replay settings
     gateway: Gateway
     counter: TokenCounter
-    judge: Judge
+    judge: Judge | JudgePanel  # judge.panel: the panel (its strict majority is the headline label)
     checkpoints: CheckpointStore | None
     make_sims: Callable[[], dict[str, CacheSimulator]]
     pricing: CachePricing  # prices the simulated caches for the models of this run
@@ -364,8 +364,15 @@ def sample_row(inst: Instance, env: QuestionEnv, calls: list[CallRow], hypothesi
 
 
 def judgment_rows(judgment: Judgment | None, judge_model: str) -> list[JudgmentRow]:
+    """One row per judge call (judge.repeats); a panel's: every member's calls, numbered on, each with its model."""
     if judgment is None:
         return []
+    if judgment.members:
+        rows: list[JudgmentRow] = []
+        for model, member in judgment.members:
+            for raw, lab in member.repeats or [(member.raw, member.label)]:
+                rows.append(JudgmentRow(repeat_idx=len(rows), judge_model=model, raw=raw, label=bool(lab)))
+        return rows
     reps = judgment.repeats or [(judgment.raw, judgment.label)]
     return [JudgmentRow(repeat_idx=k, judge_model=judge_model, raw=raw, label=bool(lab))
             for k, (raw, lab) in enumerate(reps)]

@@ -43,6 +43,7 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
     from bench.store import Results
 
     from bench.benchmarks import benchmark_of_runs
+    from bench.evaluate.judge_audit import audits_by_run
     from bench.report.diagnostics import by_run
     from bench.store.run_names import name_of
 
@@ -57,6 +58,8 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
         diagnostics = by_run(res.memory_outputs(), res.memory_summary())
         unpriced = res.unpriced_calls()
         retried = res.retried_labels()
+        audits = audits_by_run(runs, res.judge_audits())
+        calls, verdicts = res.judgment_repeats(), res.judge_labels()
     ids = [RunId(h.run_key, h.name or h.run_key, h.strategy or "?", _kind(h.strategy or "?", configs.get(h.run_key)),
                  dataset_label(_opt(h.dataset_name), _opt(h.dataset_sha256))) for h in heads.itertuples()]
     labels, sweeps = names, swept_by_run(ids)
@@ -83,6 +86,8 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
             "usd_per_q": _opt(usd.iloc[0]) if len(usd) else None,
             "unpriced": int(unpriced.n_calls[unpriced.run_key == h.run_key].sum()) if len(unpriced) else 0,
             "judge": _opt(h.judge_model), "memory": diagnostics.get(h.run_key),
+            "judge_audit": audits.get(h.run_key),
+            "panel": panel_of(_extra(extras.get(h.run_key)).get("judge_panel"), h.run_key, calls, verdicts),
             "benchmark": benchmark_of_runs([extras.get(h.run_key)]),
             "stopped": _extra(extras.get(h.run_key)).get("stopped"),
             "failures": _extra(extras.get(h.run_key)).get("failures") or [],
@@ -90,6 +95,33 @@ def summary_rows(db_path: str | Path, run_keys: list[str] | None = None,
             "retries": retry_scores(retry_spec(extras.get(h.run_key)), retried[retried.run_key == h.run_key]),
         })
     return rows, prof
+
+
+def panel_of(spec: Any, run_key: str, calls: pd.DataFrame, labels: pd.DataFrame) -> dict[str, Any] | None:
+    """A panel-judged run's panel (runs.extra `judge_panel`): its models, rule and `PanelAgreement` over the
+    questions judged (from `judgments`); None for a run with one judge."""
+    from bench.evaluate.metrics import panel_agreement, panel_votes
+
+    if not isinstance(spec, dict) or not spec.get("models"):
+        return None
+    c = calls[calls.run_key == run_key]
+    lab = labels[labels.run_key == run_key]
+    votes = panel_votes(zip(c.question_id, c.judge_model, c.label.astype(bool)))
+    return {"models": list(spec["models"]), "rule": spec.get("rule"),
+            "agreement": panel_agreement(votes, dict(zip(lab.question_id, lab.label.astype(bool))))}
+
+
+def panel_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """Per panel-judged run: which verdict is the headline, and how the judges agreed (wrapped, never cut)."""
+    out = []
+    for r in rows:
+        p = r.get("panel")
+        if p:
+            note = (f"{_name(r['label'], LABEL_W - 1)}: judged by a panel of {len(p['models'])} "
+                    f"({', '.join(p['models'])}); the headline (micro, macro, per type) is the panel's verdict, "
+                    f"{p['rule']}; {p['agreement'].text()}")
+            out += wrap_note(note).split("\n")
+    return out
 
 
 def _extra(extra: Any) -> dict[str, Any]:
@@ -195,11 +227,15 @@ def accuracy_table(rows: list[dict[str, Any]]) -> list[str]:
     have = {t for r in rows for t in r["per_type"]}
     types = [t for t in bench.question_types if t in have]
     types += sorted({t for r in rows for t in r["per_type"]} - set(types))[: max(0, 8 - len(types))]
-    header = ["run", "n", "micro", "macro", "abst", *(bench.short_labels.get(t, t[:5]) for t in types)]
+    audited = any(r.get("judge_audit") is not None for r in rows)
+    header = ["run", "n", "micro", *(["judge FP"] if audited else []), "macro", "abst",
+              *(bench.short_labels.get(t, t[:5]) for t in types)]
     body = []
     for r in rows:
         n = f"{r['n']}/{r['planned']}" if r["planned"] and r["n"] < r["planned"] else str(r["n"])
-        cells = [_name(r["label"], LABEL_W - 1), n, *(_pct(r[k], 1).strip() for k in ("micro", "macro", "abstention"))]
+        fp = [r["judge_audit"].cell() if r.get("judge_audit") is not None else "-"] if audited else []
+        cells = [_name(r["label"], LABEL_W - 1), n, _pct(r["micro"], 1).strip(), *fp,
+                 *(_pct(r[k], 1).strip() for k in ("macro", "abstention"))]
         for t in types:
             a = r["per_type"].get(t, (None, 0))[0]
             cells.append("-" if a is None else f"{100 * a:.0f}%")
@@ -208,7 +244,19 @@ def accuracy_table(rows: list[dict[str, Any]]) -> list[str]:
     span = f"{bench.short_labels.get(types[0], types[0][:5])}..{bench.short_labels.get(types[-1], types[-1][:5])}" \
         if len(types) > 1 else (bench.short_labels.get(types[0], types[0][:5]) if types else "types")
     lines.append(f"micro: judged questions · macro: mean over types · abst: abstention · {span}: % correct")
+    if audited:
+        lines.append("judge FP: wrong answers its judge accepted (ombench judge-audit); !: over 10%, accuracy inflated")
     return lines
+
+
+def judge_audit_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """One wrapped note per audited judge configuration (what it accepted, where, when), or a hint to audit."""
+    seen: dict[str, list[str]] = {}
+    for r in rows:
+        a = r.get("judge_audit")
+        if a is not None:
+            seen.setdefault(a.note(), []).append(r["label"])
+    return [line for note in seen for line in wrap_note(note).split("\n")]
 
 
 def cost_table(rows: list[dict[str, Any]], profile: str) -> list[str]:
@@ -303,6 +351,8 @@ def format_summary(rows: list[dict[str, Any]], profile: str, n_dataset: int | No
     judge = judge_line(rows)
     if judge:
         out += judge.split("\n")
+    out += judge_audit_notes(rows)
+    out += panel_notes(rows)
     if n_dataset is not None and split:
         out.append(f"dataset: {split}, {n_dataset} questions · more: `ombench report`, per question: `ombench view`")
     return "\n".join(_cut(line, WIDTH) for line in out)

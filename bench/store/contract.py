@@ -26,6 +26,7 @@ from bench.records import CallRecord
 # 3: calls keep cost_known (False: no price known, shown as unpriced) and finish_reason; new table memory_outputs
 #    (Observer/Reflector calls per role, outcome and guard reason, with their tokens).
 # (no bump) new table answer_tries: an older file gains it empty when opened for writing; no column changed.
+# (no bump) new table judge_audits (`ombench judge-audit` results per judge configuration): the same way.
 FORMAT_VERSION = 3
 
 # Per cache profile: {"cached": tokens, "prefill": tokens, "write": tokens, "cost_usd": USD} (as the simulators give)
@@ -284,7 +285,7 @@ class ResultSink(Protocol):
 
 
 def phase_of(role: str, simulated: bool) -> str:
-    if role in ("judge", "second_judge"):
+    if role in ("judge", "second_judge") or role.startswith("panel_judge_"):
         return "judge"
     return "answer" if role in ("actor", "reader") and not simulated else "ingest"
 

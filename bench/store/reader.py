@@ -146,8 +146,9 @@ class Results:
                         "FROM samples WHERE label IS NOT NULL ORDER BY run_key, question_id")
 
     def judgment_repeats(self) -> pd.DataFrame:
-        """Every judge repeat (judge.repeats > 1 gives several per question)."""
-        return self._df("SELECT run_key, question_id, repeat_idx, label FROM judgments "
+        """Every judge call's verdict (judge.repeats > 1 gives several per question; a panel, judge.panel, one or
+        more per member, told apart by judge_model)."""
+        return self._df("SELECT run_key, question_id, repeat_idx, judge_model, label FROM judgments "
                         "ORDER BY run_key, question_id, repeat_idx")
 
     def retrieval(self) -> pd.DataFrame:
@@ -229,6 +230,16 @@ class Results:
             "CASE WHEN s.label IS NULL THEN NULL ELSE s.label OR coalesce(t.any_pass, false) END AS label_retried, "
             "coalesce(t.n_tries, 0) AS n_tries FROM samples s LEFT JOIN t USING (run_key, question_id) "
             "ORDER BY s.run_key, s.question_id")
+
+    def judge_audits(self) -> pd.DataFrame:
+        """Every stored `ombench judge-audit` result (`judge_audits` columns), newest first. Empty for a file
+        written before the table existed (opened read-only)."""
+        from bench.store.schema import columns
+
+        have = sql(self.con, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'judge_audits'")
+        if not have or not have[0][0]:
+            return pd.DataFrame(columns=columns("judge_audits"))
+        return self._df("SELECT * FROM judge_audits ORDER BY audited_at DESC")
 
     def unpriced_calls(self) -> pd.DataFrame:
         """Per run and model: real calls whose model has no known price (their cost counts as 0, not as free)."""

@@ -78,6 +78,15 @@ TABLES: dict[str, list[Col]] = {
         ("hypothesis", "VARCHAR", _S), ("label", "BOOLEAN", _B), ("judge_raw", "VARCHAR", _S),
         ("error", "VARCHAR", _S),
     ],
+    # `ombench judge-audit` results, keyed by the judge configuration they qualify (model, template text, parse rule),
+    # the audited dataset and the probe pick; runs judged by that configuration show its false-positive rate
+    "judge_audits": [
+        ("judge_model", "VARCHAR", _S), ("judge_source", "VARCHAR", _S), ("judge_parse", "VARCHAR", _S),
+        ("templates_sha256", "VARCHAR", _S), ("dataset_name", "VARCHAR", _S), ("n_requested", "BIGINT", _I),
+        ("seed", "BIGINT", _I), ("n_questions", "BIGINT", _I), ("fp_hits", "BIGINT", _I), ("fp_n", "BIGINT", _I),
+        ("fn_hits", "BIGINT", _I), ("fn_n", "BIGINT", _I), ("verdict", "VARCHAR", _S), ("result", "JSON", _S),
+        ("offline_engine", "BOOLEAN", _B), ("audited_at", "TIMESTAMP", _T),
+    ],
     "retrieval": [
         ("run_key", "VARCHAR", _S), ("question_id", "VARCHAR", _S), ("level", "VARCHAR", _S), ("k", "BIGINT", _I),
         ("recall_any", "DOUBLE", _F), ("recall_all", "DOUBLE", _F), ("ndcg_any", "DOUBLE", _F),
@@ -98,6 +107,8 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "retrieval": ("run_key", "question_id", "level", "k"),
     "memory_outputs": ("run_key", "question_id", "role", "outcome", "reason"),
     "answer_tries": ("run_key", "question_id", "try_idx"),
+    "judge_audits": ("judge_model", "judge_source", "judge_parse", "templates_sha256", "dataset_name", "n_requested",
+                     "seed"),
 }
 
 # Tables whose rows belong to one question (written, replaced and merged together).

@@ -49,6 +49,20 @@ class Store(Results):
                 extra = {**(json.loads(got[0]) if got and got[0] else {}), **notes}
                 sql(self.con, "UPDATE runs SET extra = ? WHERE run_key = ?", [to_json(extra), run_key])
 
+    def record_judge_audit(self, row: Mapping[str, Any]) -> None:
+        """Store one `ombench judge-audit` result (a `judge_audits` row; `result` a mapping, `audited_at` None for
+        now), replacing an earlier audit of the same judge configuration, dataset and probe pick."""
+        from bench.store.schema import PRIMARY_KEYS
+
+        full = {c: row.get(c) for c in columns("judge_audits")}
+        full["result"] = to_json(full["result"] or {})
+        full["audited_at"] = full["audited_at"] or now()
+        keys = PRIMARY_KEYS["judge_audits"]
+        with self._lock, self._failing("writing the judge audit to"):
+            sql(self.con, "DELETE FROM judge_audits WHERE " + " AND ".join(f"{k} IS NOT DISTINCT FROM ?" for k in keys),
+                [full[k] for k in keys])
+            insert_rows(self.con, "judge_audits", [full])
+
     def close(self) -> None:
         """Checkpoint the write-ahead log into the file, then close it. DuckDB's own checkpoint at close swallows
         its errors (a full disk or a file-size limit left the results in the `.wal` and the command exited 0), so

@@ -43,7 +43,10 @@ class QuestionData:
     profiles: list[str]
     outputs: pd.DataFrame = field(default_factory=pd.DataFrame)  # memory_outputs rows of the question
     benchmark: Any = None  # the run's benchmark (bench.benchmarks); None: LongMemEval
-    max_chars: int = 20000  # per message or memory item; 0 = everything
+    max_chars: int = 20000  # per message; 0 = everything (memory is shown whole, long memory folded)
+    # the question's gold evidence sessions (`Benchmark.gold_sessions`: the human's view, never a strategy's);
+    # None: not available (a benchmark without them, or the dataset file is gone)
+    gold: list[Any] | None = None
 
     def clip(self, text: str | None) -> tuple[str, int]:
         """The text to show and how many characters were left out of its middle."""
@@ -135,16 +138,48 @@ def evidence(q: QuestionData) -> Section | None:
     return Section("evidence", "Where the gold answer went", "evidence.html", {"a": a, "has_memory": bool(q.memory)})
 
 
+def session_traces(q: QuestionData) -> list[Any] | None:
+    """Where each gold evidence session went (bench.report.session_trace), or None without gold sessions."""
+    from bench.report.session_trace import trace
+
+    if q.gold is None:
+        return None
+    return trace(q.gold, [(m.item_idx, m.kind, m.text) for m in q.memory], _prompt_text(q))
+
+
+def gold_sessions(q: QuestionData) -> Section | None:
+    """The sessions that hold the evidence (shown to the human, never to a strategy), and where each went."""
+    traces = session_traces(q)
+    if traces is None:
+        return None
+    rows = [{"id": t.session_id, "date": t.date, "where": t.where, "lost": t.where.startswith(("lost", "not")),
+             "lines": sum(len(v) for v in t.lines.values()), "evidence": t.evidence, "all_turns": t.all_turns,
+             "n": k + 1} for k, t in enumerate(traces)]
+    return Section("gold-sessions", "Gold evidence sessions (shown to you, never to the strategy)", "gold.html",
+                   {"rows": rows, "has_memory": bool(q.memory)})
+
+
+MEMORY_FOLD_LINES = 40  # a memory item longer than this shows its first lines and a "show all" toggle
+
+
 def memory(q: QuestionData) -> Section:
     items = []
     holding = set(attribution_of(q).holding)
+    carried: dict[tuple[int, int], list[int]] = {}  # (item_idx, line) -> numbers of the evidence sessions
+    for k, t in enumerate(session_traces(q) or []):
+        for idx, lines in t.lines.items():
+            for ln in lines:
+                carried.setdefault((idx, ln), []).append(k + 1)
     for m in q.memory:
-        text, cut = q.clip(m.text)
-        items.append({"kind": m.kind, "generation": m.generation, "tokens": m.tokens, "text": text, "cut": cut,
-                      "full": m.text if cut else "", "holds": m.item_idx in holding})
+        lines = [{"text": ln, "sessions": carried.get((m.item_idx, i), [])}
+                 for i, ln in enumerate((m.text or "").splitlines())]
+        items.append({"kind": m.kind, "generation": m.generation, "tokens": m.tokens, "lines": lines,
+                      "holds": m.item_idx in holding, "fold": len(lines) > MEMORY_FOLD_LINES,
+                      "n_evidence": sum(1 for x in lines if x["sessions"])})
     gen = max((m.generation for m in q.memory if m.generation is not None), default=None)
     return Section("memory", "Memory at question time", "memory.html",
-                   {"entries": items, "generation": gen, "kind": q.run.kind})
+                   {"entries": items, "generation": gen, "kind": q.run.kind, "fold_lines": MEMORY_FOLD_LINES,
+                    "gold": q.gold is not None})
 
 
 def memory_diagnostics(q: QuestionData) -> Section | None:
@@ -223,7 +258,7 @@ def cache(q: QuestionData) -> Section | None:
 
 # a question page's sections, in order (bench.registry)
 SECTIONS: Registry[Callable[[QuestionData], Section | None]] = Registry("viewer section", {fn.__name__: fn for fn in (
-    question, evidence, judge, memory, memory_diagnostics, retrieval, actor_prompt, replay, cache,
+    question, evidence, gold_sessions, judge, memory, memory_diagnostics, retrieval, actor_prompt, replay, cache,
 )})
 
 

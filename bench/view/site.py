@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
+import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -67,7 +68,9 @@ def _run_diagnostics(label: str, outputs: pd.DataFrame, res: Any) -> dict[str, A
 def build_site(db: str | Path, out: str | Path, *, max_chars: int = 20000, profile: str = "openai",
                datasets: list[str] | None = None) -> Site:
     """Write the site for every run in `db` into `out` (replacing an earlier site there). `max_chars`: the most
-    characters shown of one prompt message or memory item (the middle is left out; 0 = all); `datasets`: only the
+    characters shown of one prompt message (the middle is left out; 0 = all; memory is shown whole, a long item
+    folded behind a "show all" toggle); question pages mark the gold evidence sessions, read again from each
+    run's dataset (bench.view.gold); `datasets`: only the
     runs measured on these. Raises UserError for
     a missing file, one of another format, or one without runs."""
     from bench.report.data import load
@@ -90,6 +93,11 @@ def build_site(db: str | Path, out: str | Path, *, max_chars: int = 20000, profi
     n_questions = 0
     with Results(db, snapshot=True) as res:
         profiles = res.profiles()
+        from bench.view.gold import gold_by_run
+
+        gold, gold_notes = gold_by_run(res, [r.run_key for r in d.runs], d.benchmark)
+        for note in gold_notes:
+            print(f"ombench: note: {note}", file=sys.stderr)
         for r in d.runs:
             meta = metas[r.run_key]
             samples = res.samples(r.run_key)
@@ -104,7 +112,7 @@ def build_site(db: str | Path, out: str | Path, *, max_chars: int = 20000, profi
                     memory=res.memory(r.run_key, qid), retrieval=res.question_retrieval(r.run_key, qid),
                     judgments=res.question_judgments(r.run_key, qid), profiles=profiles, max_chars=max_chars,
                     outputs=outputs[outputs.question_id == qid] if not outputs.empty else outputs,
-                    benchmark=d.benchmark)
+                    benchmark=d.benchmark, gold=gold[r.run_key].get(qid) if r.run_key in gold else None)
                 page = out / href
                 page.parent.mkdir(parents=True, exist_ok=True)
                 page.write_text(env.get_template("question.html").render(

@@ -20,6 +20,9 @@ def compose_cfg(out: Path, *overrides: str):
         return compose(config_name="config", overrides=[f"output.dir={out}", "run.progress=off", "output.report=false", *overrides])
 
 
-def ombench(*args: str, cwd: Path = ROOT, timeout: int = 600, **kw) -> subprocess.CompletedProcess:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
+def ombench(*args: str, cwd: Path = ROOT, timeout: int = 600, env_drop: tuple[str, ...] = (),
+            **kw) -> subprocess.CompletedProcess:
+    """`ombench ARGS` in a subprocess (litellm's local price map, no hub access); `env_drop`: variables unset."""
+    env = {k: v for k, v in os.environ.items() if k not in env_drop}
+    env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", HF_HUB_OFFLINE="1")
     return subprocess.run([*OMBENCH, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, **kw)

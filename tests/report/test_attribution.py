@@ -76,3 +76,17 @@ def test_report_table_and_question_page(tmp_path: Path) -> None:
     assert 'id="evidence"' in pages["q1"] and MISSED in pages["q1"] and "holds the gold answer" in pages["q1"]
     assert NOT_IN_PROMPT in pages["q2"] and "holds the gold answer" not in pages["q2"]
     assert 'id="evidence"' not in pages["q4_abs"]
+
+
+def test_a_run_whose_every_question_failed_has_no_rows_and_no_crash() -> None:
+    # every answer failed (e.g. a missing key): DuckDB gives a nullable boolean column of pd.NA; the report of such
+    # a file failed with "boolean value of NA is ambiguous"
+    import pandas as pd
+
+    from bench.report.attribution import attribution_table
+
+    samples = pd.DataFrame({"run_key": ["r", "r"], "question_id": ["a", "b"], "question_type": ["x", "x"],
+                            "is_abstention": [False, False], "label": pd.array([pd.NA, pd.NA], dtype="boolean"),
+                            "gold_answer": ["3", "4"]})
+    memory = pd.DataFrame(columns=["run_key", "question_id", "item_idx", "kind", "text"])
+    assert attribution_table(samples, memory, {}).empty

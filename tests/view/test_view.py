@@ -111,7 +111,7 @@ def test_a_real_browser_shows_one_questions_observations(site, tmp_path):
             link = page.locator(f"#questions a:text-is('{qid}')").first
             href = link.get_attribute("href")
             page.goto((out / href).as_uri())
-            block = page.locator("pre.memory.observations").first
+            block = page.locator(".memory-lines.observations").first
             assert block.is_visible()
             shown_text = block.inner_text()
             assert next(line for line in obs.splitlines() if line.strip()).strip() in shown_text

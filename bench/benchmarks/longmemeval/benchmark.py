@@ -12,9 +12,9 @@ deterministic sample in its format), `export` (the official JSONL files and metr
 from __future__ import annotations
 
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from bench.benchmarks.base import Evidence, IsolationUnit
+from bench.benchmarks.base import Evidence, GoldSession, IsolationUnit
 from bench.benchmarks.longmemeval import rules
 from bench.data.schema import Instance
 
@@ -95,6 +95,16 @@ class LongMemEval:
         from bench.benchmarks.longmemeval.retrieval import gold_turn_ids
 
         return Evidence(frozenset(question.answer_session_ids), gold_turn_ids(question))
+
+    def gold_sessions(self, source: str | None, question_ids: Iterable[str],
+                      data_dir: str | None = None) -> dict[str, list[GoldSession]]:
+        """question id -> its answer sessions (`answer_session_ids`, turns marked `has_answer`) read from the
+        dataset `source` (a run's dataset path, or a split name such as a synthetic spec), for the viewer: the
+        human's view of where the evidence is. Optional on a benchmark. Raises DataError (one line) when the file
+        cannot be read."""
+        from bench.benchmarks.longmemeval.gold_sessions import gold_sessions
+
+        return gold_sessions(self, source, set(question_ids), data_dir)
 
     def judge_templates(self, source: str = "builtin", official_repo: str | None = None, *,
                         ask_reason: bool = False, download: bool = True) -> TemplateSet:
