@@ -179,6 +179,16 @@ class Renderer:
         tokens = self._rendering(prompt).tokens
         return tokens[-1] if tokens else 0
 
+    def segment_tokens(self, prompt: Prompt) -> list[int]:
+        """Tokens of each segment's text (headers excluded), in segment order, from the rendering: a changed
+        long segment is tokenised incrementally there (`encode_incremental`), so counting it through this costs
+        no second tokenisation of the whole text."""
+        counts = [0] * len(prompt.segments)
+        for u in self._rendering(prompt).units:
+            if u.block >= 0:
+                counts[u.block] += len(u.ids)
+        return counts
+
     def token_ids(self, prompt: Prompt) -> tuple[int, ...]:
         """The flat rendering (for tests and debugging; simulators never build it)."""
         return tuple(t for u in self.render(prompt) for t in u.ids)

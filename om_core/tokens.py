@@ -11,6 +11,7 @@ import json
 import math
 import os
 import threading
+import unicodedata
 from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
@@ -31,6 +32,18 @@ JSON_PAYLOAD_DISCOUNT = 12  # structural JSON is cheaper than its characters sug
 # continues past "\n" into such a character, so no token spans that boundary and counts add up across it.
 # (openai/tiktoken, tiktoken_ext/openai_public.py: the `\s*[\r\n]+` and ` ?[^\s\p{L}\p{N}]+[\r\n/]*` alternatives.)
 NEWLINE_SPLIT_ENCODINGS = frozenset({"o200k_base", "cl100k_base"})
+
+# Unicode categories a text may NOT start with for `role + text` to be counted as role + text apart, per encoding
+# (the role being one lower-case ASCII word). o200k_base's word alternative `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}
+# \p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?` matches the role and would only
+# continue into a lower-case, modifier or other letter, a mark or an apostrophe's contraction; cl100k_base's
+# `[^\r\n\p{L}\p{N}]?\p{L}+` into any letter (marks refused too, to stay clear of either). A piece that ends
+# with the role leaves the pre-tokeniser at the text's first character as if the text stood alone (the patterns
+# look ahead only), so the counts add up. (openai/tiktoken, tiktoken_ext/openai_public.py.)
+_ROLE_GLUE = {
+    "o200k_base": frozenset({"Ll", "Lm", "Lo", "Mn", "Mc", "Me"}),
+    "cl100k_base": frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me"}),
+}
 
 
 def _ensure_offline_bpe_dir() -> None:
@@ -71,6 +84,18 @@ class TokenCounter:
         self._memo_chars = 0
         self._ids_chars = 0
         self._lock = threading.Lock()
+        self._glue = _ROLE_GLUE.get(encoding)
+
+    def splits_after_role(self, role: str, text: str) -> bool:
+        """Whether tokens(role + text) == tokens(role) + tokens(text) is guaranteed by the encoding's
+        pre-tokeniser: `role` one lower-case ASCII word, `text` empty or starting with neither a character that
+        the role's word would continue into (`_ROLE_GLUE`) nor an apostrophe. False for other encodings."""
+        if self._glue is None or not role.isascii() or not role.isalpha() or not role.islower():
+            return False
+        if not text:
+            return True
+        c = text[0]
+        return c != "'" and unicodedata.category(c) not in self._glue
 
     def encode(self, text: str) -> tuple[int, ...]:
         with self._lock:
@@ -165,7 +190,12 @@ class TokenCounter:
     def count_message(self, role: str, content: str | Any, tool_calls: Iterable[Any] = ()) -> float:
         """Tokens of one message: encode(role + payload) + per-message overhead (+ its tool calls)."""
         if isinstance(content, str):
-            total = self.count_string(role + content) + MESSAGE_OVERHEAD
+            if self.splits_after_role(role, content):
+                # the same count without a second tokenisation of the content: its ids are memoised for the
+                # rendering of the prompt that carries it (encode), the role's count once
+                total = self.count_string(role) + (len(self.encode(content)) if content else 0) + MESSAGE_OVERHEAD
+            else:
+                total = self.count_string(role + content) + MESSAGE_OVERHEAD
         else:
             payload = json.dumps(content, ensure_ascii=False, default=str)
             total = max(0, self.count_string(role + payload) - JSON_PAYLOAD_DISCOUNT) + MESSAGE_OVERHEAD

@@ -166,3 +166,30 @@ def test_segment_memo_is_bounded_by_tokens() -> None:
         assert 30 <= renderer.memo_tokens <= 100
     again = prompt(("user", W("t0-", 30)))  # evicted long ago: rendered again, same ids
     assert renderer.render(again)[1].ids == word_tokenizer(W("t0-", 30)) and renderer.token_count(again) == 31
+
+
+def test_segment_tokens_count_each_text_as_the_counter_does() -> None:
+    """The per-segment counts om's prompt split reads equal tokens(text) of every segment, headers excluded,
+    for the default renderer and for a custom tokenizer; and a StrategyContext takes them from the rendering
+    only when the renderer tokenises with its own counter."""
+    from bench.strategies.base import StrategyContext
+
+    counter = default_counter()
+    p = Prompt()
+    p.add("system", "You are helpful.")
+    p.add("user", "first line\nsecond 🔴 line", key="msg:a")
+    p.add("user", "", key="om:empty")
+    p.add("assistant", "ok " * 50, key="msg:b")
+    want = [len(counter.encode(s.text)) for s in p.segments]
+    assert default_renderer().segment_tokens(p) == want
+    assert sum(want) < token_count(p)  # headers are not in the per-segment counts
+    words = Renderer(word_tokenizer)
+    assert words.segment_tokens(p) == [len(word_tokenizer(s.text)) for s in p.segments]
+    ctx = StrategyContext(models={}, embed=None, counter=counter, actor_model="gpt-4o", max_input_tokens=128_000,
+                          output_budget=800, system_prompt="", resource_id="r")
+    assert ctx.segment_tokens(p) == want
+    previous = set_default_renderer(words)  # a renderer with another tokenizer: the context counts itself
+    try:
+        assert ctx.segment_tokens(p) == want
+    finally:
+        set_default_renderer(previous)

@@ -105,29 +105,52 @@ def _repeated_later(words: set[str], later_sets: list[set[str]], postings: dict[
     return any(len(words & later_sets[j]) >= needed for j in candidates)
 
 
-def reflect_lines(lines: list[str], level: int) -> list[str]:
-    rule = RULES[max(0, min(4, level))]
+@dataclass(frozen=True)
+class LogAnalysis:
+    """What every compression level reads of one log the same way: each line's kind, and for the observation
+    lines from newest to oldest, whether an equal line (by `_signature`) comes later and their content words.
+    Computed once per request (`analyse`), so a request that climbs levels pays the text work once."""
+
+    kinds: list[str]
+    obs_idx: list[int]  # the observation lines (red, red_q, yellow, green, other), oldest first
+    dup: frozenset[int]  # observation lines repeated exactly by a later one
+    newest_first: list[tuple[int, set[str]]]  # (line index, content words) of the others, newest first
+
+
+def analyse(lines: list[str]) -> LogAnalysis:
     kinds = [_kind(ln) for ln in lines]
     obs_idx = [i for i, k in enumerate(kinds) if k in ("red", "red_q", "yellow", "green", "other")]
-    older_cut = obs_idx[len(obs_idx) // 2] if obs_idx else 0
-    # superseded: an earlier line whose content words are mostly repeated by a later line
-    superseded: set[int] = set()
     seen: set[str] = set()
     dup: set[int] = set()
-    later_sets: list[set[str]] = []  # content words of the later lines seen so far
-    postings: dict[str, list[int]] = {}  # word -> the later lines (index into later_sets) holding it
+    newest_first: list[tuple[int, set[str]]] = []
     for i in reversed(obs_idx):
         sig = _signature(lines[i])
         if sig in seen:
             dup.add(i)
             continue
         seen.add(sig)
-        words = set(content_words(sig))
-        if words and rule.near_dup <= 1 and _repeated_later(words, later_sets, postings, rule.near_dup):
-            superseded.add(i)
-        for w in words:
-            postings.setdefault(w, []).append(len(later_sets))
-        later_sets.append(words)
+        newest_first.append((i, set(content_words(sig))))
+    return LogAnalysis(kinds, obs_idx, frozenset(dup), newest_first)
+
+
+def reflect_lines(lines: list[str], level: int, analysis: LogAnalysis | None = None) -> list[str]:
+    """The log's lines kept at compression `level`. `analysis` (= analyse(lines)) may be passed in when the
+    same lines are reflected at several levels."""
+    rule = RULES[max(0, min(4, level))]
+    a = analysis if analysis is not None else analyse(lines)
+    kinds, obs_idx, dup = a.kinds, a.obs_idx, a.dup
+    older_cut = obs_idx[len(obs_idx) // 2] if obs_idx else 0
+    # superseded: an earlier line whose content words are mostly repeated by a later line
+    superseded: set[int] = set()
+    later_sets: list[set[str]] = []  # content words of the later lines seen so far
+    postings: dict[str, list[int]] = {}  # word -> the later lines (index into later_sets) holding it
+    if rule.near_dup <= 1:
+        for i, words in a.newest_first:
+            if words and _repeated_later(words, later_sets, postings, rule.near_dup):
+                superseded.add(i)
+            for w in words:
+                postings.setdefault(w, []).append(len(later_sets))
+            later_sets.append(words)
     out: list[str] = []
     parent_kept = False
     subs = 0
@@ -190,6 +213,12 @@ def share_limit(user_text: str) -> int | None:
     return max(1, int(share * len(default_counter().encode(observations_to_reflect(user_text)))))
 
 
+def _tokens(text: str) -> int:
+    """o200k tokens of a formatted log, exactly (`TokenCounter.count_joined` over its lines: a line the counter
+    has seen, at an earlier level or in an earlier reflection, is a look-up, not a tokenisation)."""
+    return default_counter().count_joined(text.splitlines(keepends=True))
+
+
 def _drop_oldest(lines: list[str], limit: int) -> list[str]:
     """`lines` without their oldest observation lines (sub-bullets count as lines) until the formatted log holds
     at most `limit` o200k tokens: date headers and thread tags stay while a line under them does. Empty when not
@@ -197,7 +226,7 @@ def _drop_oldest(lines: list[str], limit: int) -> list[str]:
     encode = default_counter().encode
 
     def size(kept: list[str]) -> int:
-        return len(encode(format_observer_output("\n".join(kept))))
+        return _tokens(format_observer_output("\n".join(kept)))
 
     cost = [len(encode(ln)) + 1 for ln in lines]  # + the newline: the joined text's count, estimated per line
     overhead = size(lines) - sum(cost)  # the <observations> wrapper and the estimate's error
@@ -232,13 +261,14 @@ def reflect(user_text: str, max_tokens: int | None = None) -> str:
     level = compression_level_in_prompt(user_text)
     limits = [n for n in (max_tokens, share_limit(user_text)) if n]
     lines = observations_to_reflect(user_text).splitlines()
+    analysis = analyse(lines)  # the same for every level tried below
     while True:
-        kept = reflect_lines(lines, level)
+        kept = reflect_lines(lines, level, analysis)
         out = format_observer_output("\n".join(kept))
-        if not limits or len(default_counter().encode(out)) <= min(limits):
+        if not limits or _tokens(out) <= min(limits):
             return out
         if level >= max(RULES):
-            if max_tokens and len(default_counter().encode(out)) > max_tokens:
+            if max_tokens and _tokens(out) > max_tokens:
                 return format_observer_output("\n".join(_drop_oldest(kept, max_tokens)))
             return out
         level += 1

@@ -56,6 +56,18 @@ class StrategyContext:
         # encode() shares its memo with the rendering (bench.render.prompt_units), so counting a segment never tokenises it twice
         return len(self.counter.encode(text)) if text else 0
 
+    def segment_tokens(self, prompt: Prompt) -> list[int]:
+        """Tokens of each segment's text of `prompt` (no message headers), as `tokens(seg.text)` would give them.
+        When the default renderer tokenises with this context's counter (always in a run), the counts come from
+        its rendering, which the simulators reuse and which tokenises a long segment that changed only from
+        where it changed; counting the texts first would tokenise each such segment whole."""
+        from bench.render import default_renderer
+
+        renderer = default_renderer()
+        if renderer.tokenizer == self.counter.encode:
+            return renderer.segment_tokens(prompt)
+        return [self.tokens(s.text) for s in prompt.segments]
+
 
 @dataclass(frozen=True)
 class ReplaySettings:

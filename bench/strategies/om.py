@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Mapping, Sequence
 
 from bench.errors import ConfigError
 from bench.prompt import Prompt
@@ -165,7 +165,7 @@ class OMStrategy(StrategyBase):
             tc = await self.memory.prepare_turn(rid, tid, [user], turn.user_at)
             result.events.extend(tc.events)
             result.prompt = self._prompt(tc.messages, user)
-            memory_tokens, raw_tokens = prompt_split(result.prompt, self.ctx.tokens)  # what the Actor saw
+            memory_tokens, raw_tokens = prompt_split(result.prompt, self.ctx.segment_tokens(result.prompt))  # what the Actor saw
             result.prompt.meta.update(
                 observation_tokens=tc.observation_tokens, pending_tokens=tc.pending_tokens, generation=tc.generation,
                 memory_tokens=memory_tokens, raw_tokens=raw_tokens,  # the split the report and viewer draw
@@ -286,19 +286,20 @@ class OMStrategy(StrategyBase):
 _FRAMING = frozenset({"om:preamble", "om:open", "om:continuation"})  # OM's instructions, neither memory nor messages
 
 
-def prompt_split(prompt: Prompt, tokens: Callable[[str], int]) -> tuple[int, int]:
+def prompt_split(prompt: Prompt, counts: Sequence[int]) -> tuple[int, int]:
     """(memory, raw) tokens of an Actor prompt as om_core laid it out (keys of om_core.context): memory = the
     observation chunks, working memory and task hints (`om:*`; under m11 the one system message that holds the
     observations); raw = the messages themselves (`msg:*`: this thread's unobserved tail and the new message) and
     the other threads' unobserved messages (`om:other`). The system prompt, OM's instructions and message headers
     are neither (the rest of the prompt). Before OM's first observation this is (0, the thread's messages): not
-    the resource's unobserved tokens (`pending_tokens`), most of which the Actor never sees."""
+    the resource's unobserved tokens (`pending_tokens`), most of which the Actor never sees. `counts`: the
+    tokens of each segment's text (`StrategyContext.segment_tokens`)."""
     memory = raw = 0
-    for seg in prompt.segments:
+    for seg, n in zip(prompt.segments, counts):
         if seg.key.startswith("msg:") or seg.key == "om:other":
-            raw += tokens(seg.text)
+            raw += n
         elif seg.key.startswith("om:") and seg.key not in _FRAMING:
-            memory += tokens(seg.text)
+            memory += n
     return memory, raw
 
 

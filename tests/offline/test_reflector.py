@@ -22,3 +22,36 @@ def test_postings_give_the_pairwise_answer(share: float) -> None:
                 postings.setdefault(w, []).append(j)
         pairwise = any(len(words & w) / len(words) >= share for w in later_sets)
         assert _repeated_later(words, later_sets, postings, share) == pairwise
+
+
+def _random_log(rng: random.Random) -> list[str]:
+    words = ["bike", "bought", "Mar", "3", "store", "sister", "trip", "Paris", "prefers", "tea", "the", "a"]
+    kinds = ["Date: Mar {d}, 2023", "* 🔴 (09:{d}) User {w}", "* 🔴 (10:{d}) User asked {w}", "* 🟡 (11:{d}) {w}",
+             "* 🟢 (12:{d}) {w}", "  * -> {w}", '<thread id="t{d}">', "</thread>", "", "* ✅ {w}", "plain {w}"]
+    return [rng.choice(kinds).format(d=rng.randint(10, 12), w=" ".join(rng.choices(words, k=rng.randint(1, 8))))
+            for _ in range(rng.randint(0, 60))]
+
+
+def test_one_analysis_serves_every_level() -> None:
+    """reflect() analyses a log once and reflects it at several levels: each level's lines equal those of a
+    reflection that analyses the log itself."""
+    from bench.offline.reflector import RULES, analyse, reflect_lines
+
+    rng = random.Random(11)
+    for _ in range(300):
+        lines = _random_log(rng)
+        shared = analyse(lines)
+        for level in RULES:
+            assert reflect_lines(lines, level, shared) == reflect_lines(lines, level)
+
+
+def test_log_tokens_are_counted_exactly() -> None:
+    """The size a reflection is checked against (per-line counts summed) is the o200k count of the whole text."""
+    from bench.offline.reflector import _tokens
+    from om_core import default_counter
+    from om_core.formats import format_observer_output
+
+    rng = random.Random(12)
+    for _ in range(300):
+        text = format_observer_output("\n".join(_random_log(rng)))
+        assert _tokens(text) == len(default_counter().encode(text))

@@ -121,3 +121,27 @@ def test_count_joined_counts_changed_parts_only_and_matches_real_sessions(monkey
     grown = [*blocks[1:], "<other-conversation id=\"new\">\nuser: hello\n</other-conversation>"]
     assert c.count_joined(grown) == len(real("".join(grown), disallowed_special=()))
     assert calls == 1  # only the new part; the eleven others were memoised
+
+
+def test_message_count_adds_role_and_content_only_where_the_encoding_splits_them() -> None:
+    """count_message counts role and content apart (the content's ids then serve the prompt's rendering) only
+    where the pre-tokeniser must split between them; the count always equals tokens(role + content)."""
+    import random
+
+    chars = list("aAzZ09 \n\t'’\"([{-_.,!?🔴éÉßΣσ中ʼ") + ["\u0301", "ǅ", "ʰ"]
+    for enc in ("o200k_base", "cl100k_base"):
+        c = TokenCounter(enc)
+        raw = c._enc
+        assert c.splits_after_role("user", "2 went") and c.splits_after_role("assistant", " ok")
+        assert c.splits_after_role("user", "I went") is (enc == "o200k_base")
+        assert not c.splits_after_role("user", "hello") and not c.splits_after_role("user", "'s")
+        assert not c.splits_after_role("User", "I") and not c.splits_after_role("tool_1", "I")
+        rng = random.Random(1)
+        for _ in range(20000):
+            role = rng.choice(["user", "assistant", "system", "tool"])
+            text = "".join(rng.choice(chars) for _ in range(rng.randint(0, 6)))
+            whole = len(raw.encode(role + text, disallowed_special=()))
+            if c.splits_after_role(role, text):
+                assert whole == len(raw.encode(role, disallowed_special=())) + len(raw.encode(text, disallowed_special=()))
+            assert c.count_message(role, text) == whole + MESSAGE_OVERHEAD
+    assert TokenCounter("cl100k_base").splits_after_role("user", "I") is False  # a letter continues cl100k's word
