@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
 
 from bench.assemble import SECOND_JUDGE, SUBSET_KEYS, Job, data_source, load_data, panel_roles  # noqa: F401 (re-exported)
-from bench.config import RootCfg
+from bench.config import RootCfg, answer_reserve
 from bench.benchmarks.base import Unit, units_of
 from bench.data.dataset import Dataset
 from bench.errors import StorageFailure
@@ -21,7 +21,7 @@ from bench.runner.checkpoint import CheckpointStore
 from bench.runner.keys import ingest_key, retry_policy, run_key
 from bench.runner.manifest import build_manifest
 from bench.runner.progress import Progress
-from bench.runner.question import QuestionEnv, answer_question, ingested
+from bench.runner.question import QuestionEnv, answer_question, final_error, ingested
 from bench.store.contract import QuestionResult, ResultSink
 
 if TYPE_CHECKING:  # the gateway imports litellm: load it only when a run starts
@@ -110,7 +110,10 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
         key = "dryrun-" + key
     sink.upsert_run(build_manifest(job, ds, strategy, key, raw_cfg))
     done = sink.done_ids(key)
-    retry = sink.errored_ids(key) & done  # a failed call (rate limit, outage) is retried on the next run
+    # a failed call (rate limit, outage) is retried on the next run; a prompt refused for the Actor's window is
+    # not while the window and answer reserve are the same (it would be refused again: final_error)
+    window, reserve = cfg.model.actor_max_input_tokens, answer_reserve(cfg.answer)
+    retry = {q for q, e in sink.errors(key).items() if not final_error(e, window, reserve)} & done
     done -= retry
     n_total = len(ds)
     todo_ids = {qid for qid in ds.question_ids() if qid not in done}

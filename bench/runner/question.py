@@ -4,6 +4,7 @@ the store writes in one transaction per question."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable
@@ -330,6 +331,19 @@ def past_window(prompt: Prompt, window: int, answer_tokens: int, strategy: str) 
 
 
 CONTEXT_WINDOW = "context_window"  # the error kind of a question whose prompt passed the Actor's window
+_PAST_WINDOW = re.compile(r"^answer: context_window: the question prompt of [\d,]+ tokens and the (?P<answer>[\d,]+)"
+                          r"-token answer pass the Actor's window \(model\.actor_max_input_tokens=(?P<window>[\d,]+)\)")
+
+
+def final_error(error: str, window: int, answer_tokens: int) -> bool:
+    """Whether a stored error is final for its run, so that a re-run of the same run key does not compute the
+    question again: a prompt refused for the Actor's window (`past_window`) is, while the window and the answer
+    reserve are the ones it was refused under (the prompt is deterministic for the run key; a changed window or
+    reserve may let it fit). Every other stored error (a rate limit, an outage) is retried."""
+    m = _PAST_WINDOW.match(error)
+    if m is None:
+        return False
+    return (int(m["window"].replace(",", "")), int(m["answer"].replace(",", ""))) == (window, answer_tokens)
 
 
 def priced_call(row: CallRow, pricing: CachePricing, actor_model: str) -> CallRow:

@@ -276,7 +276,11 @@ class ResultSink(Protocol):
         """Question ids with a stored sample (errored or not)."""
 
     def errored_ids(self, run_key: str) -> set[str]:
-        """The subset of done_ids whose sample recorded an error: a re-run computes these again."""
+        """The subset of done_ids whose sample recorded an error: a re-run computes these again (unless the
+        error is final for the run, bench.runner.question.final_error)."""
+
+    def errors(self, run_key: str) -> dict[str, str]:
+        """Question id -> the stored error, for every question of errored_ids."""
 
     def write_question(self, run_key: str, result: QuestionResult, *, replace: bool = False) -> bool:
         """Write one question's rows together. False (nothing written) when it is stored and replace is False."""

@@ -32,8 +32,11 @@ class Results:
         return {r[0] for r in sql(self.con, "SELECT question_id FROM samples WHERE run_key = ?", [run_key])}
 
     def errored_ids(self, run_key: str) -> set[str]:
-        return {r[0] for r in sql(
-            self.con, "SELECT question_id FROM samples WHERE run_key = ? AND error IS NOT NULL", [run_key])}
+        return set(self.errors(run_key))
+
+    def errors(self, run_key: str) -> dict[str, str]:
+        return {r[0]: r[1] for r in sql(
+            self.con, "SELECT question_id, error FROM samples WHERE run_key = ? AND error IS NOT NULL", [run_key])}
 
     # --- runs -------------------------------------------------------------------------------------------
 

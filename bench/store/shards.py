@@ -123,7 +123,10 @@ class ShardWriter:
         return {r["question_id"] for r in self._samples(run_key)}
 
     def errored_ids(self, run_key: str) -> set[str]:
-        return {r["question_id"] for r in self._samples(run_key) if r["error"] is not None}
+        return set(self.errors(run_key))
+
+    def errors(self, run_key: str) -> dict[str, str]:
+        return {r["question_id"]: r["error"] for r in self._samples(run_key) if r["error"] is not None}
 
     def write_question(self, run_key: str, result: QuestionResult, *, replace: bool = False) -> bool:
         rows = question_rows(run_key, result)
@@ -156,24 +159,28 @@ class SweepSink(ShardWriter):
         super().__init__(folder)
         self.db_path = Path(db_path)
 
-    def _merged(self, run_key: str) -> tuple[set[str], set[str]]:
+    def _merged(self, run_key: str) -> tuple[set[str], dict[str, str]]:
         from bench.store.db import FileLocked
         from bench.store.reader import Results
 
         if not self.db_path.exists():
-            return set(), set()
+            return set(), {}
         try:
             with Results(self.db_path) as r:
-                return r.done_ids(run_key), r.errored_ids(run_key)
+                return r.done_ids(run_key), r.errors(run_key)
         except FileLocked:  # a writer holds the file: the shards alone decide
-            return set(), set()
+            return set(), {}
 
     def done_ids(self, run_key: str) -> set[str]:
         return super().done_ids(run_key) | self._merged(run_key)[0]
 
     def errored_ids(self, run_key: str) -> set[str]:
+        return set(self.errors(run_key))
+
+    def errors(self, run_key: str) -> dict[str, str]:
         in_shards = super().done_ids(run_key)
-        return super().errored_ids(run_key) | (self._merged(run_key)[1] - in_shards)
+        merged = {q: e for q, e in self._merged(run_key)[1].items() if q not in in_shards}
+        return {**merged, **super().errors(run_key)}
 
 
 def _files(folder: Path, table: str) -> list[str]:

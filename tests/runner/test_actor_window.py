@@ -65,3 +65,32 @@ def test_an_uncapped_answer_keeps_the_reserve_free(tmp_path: Path) -> None:
     with Results(tmp_path / "bench.duckdb") as res:
         samples = res.samples()
     assert len(samples) == 1 and samples.error.isna().all()
+
+
+def test_a_question_refused_for_the_window_is_not_attempted_again_by_a_rerun(tmp_path: Path) -> None:
+    """The refusal is deterministic for the run key: the same command stores it once and never re-renders it
+    (a retryable error, a rate limit, is retried: tests/runner/test_run_idempotent.py)."""
+    args = ("dataset.limit=3", "run_strategies=[rag]", "model.actor_max_input_tokens=1200")
+    [first] = run_job(compose_cfg(tmp_path, *args))
+    with Results(tmp_path / "bench.duckdb") as res:
+        before = res.samples().set_index("question_id")
+    refused = before[before.error.fillna("").str.startswith(f"answer: {CONTEXT_WINDOW}: ")]
+    assert len(refused) >= 1 and first.computed == 3
+    [again] = run_job(compose_cfg(tmp_path, *args))
+    assert again.computed == 0 and again.skipped == 3  # nothing sent, nothing rendered again
+    with Results(tmp_path / "bench.duckdb") as res:
+        after = res.samples().set_index("question_id")
+    assert (after.loc[refused.index].answered_at == refused.answered_at).all()
+
+
+def test_a_window_refusal_is_final_only_under_the_window_and_reserve_it_was_refused_under() -> None:
+    from bench.runner.question import final_error
+
+    p = Prompt()
+    p.add("user", "word " * 300)
+    msg = past_window(p, 500, 800, "om")
+    assert msg is not None and final_error(msg, 500, 800)
+    assert not final_error(msg, 1_200, 800) and not final_error(msg, 500, 400)  # changed: it may fit now
+    assert not final_error("answer: rate_limit: 429 Too Many Requests", 500, 800)
+    big = past_window(p, 128_000 - 100_000, 100_000, "om")
+    assert big is not None and final_error(big, 28_000, 100_000)  # thousands separators read back
