@@ -32,8 +32,11 @@ for (const f of ['observer-agent.ts', 'reflector-agent.ts']) {
 // Actor-context texts (constants.ts); 1.1.0 has neither
 const v131 = existsSync(join(om, 'built-in-extractors.ts'));
 const entry = join(work, 'entry.ts');
+// 1.1.0 writes its Actor-context texts inline in ObservationalMemory.formatObservationsForContext, a method that
+// reads no instance state: it is called on a bare object
 writeFileSync(entry, `export * as observer from '${om}/observer-agent';\nexport * as reflector from '${om}/reflector-agent';\n` +
-  (v131 ? `export * as extractors from '${om}/built-in-extractors';\nexport * as constants from '${om}/constants';\n` : ''));
+  (v131 ? `export * as extractors from '${om}/built-in-extractors';\nexport * as constants from '${om}/constants';\n`
+        : `export { ObservationalMemory } from '${om}/observational-memory';\n`));
 const stub = {
   name: 'stub-packages',
   setup(b) {
@@ -50,12 +53,13 @@ const stub = {
 const bundle = join(work, 'bundle.mjs');
 await build({ entryPoints: [entry], bundle: true, format: 'esm', platform: 'node', outfile: bundle, plugins: [stub],
               logLevel: 'error' });
-const { observer, reflector, extractors, constants } = await import(pathToFileURL(bundle).href);
+const { observer, reflector, extractors, constants, ObservationalMemory } = await import(pathToFileURL(bundle).href);
 const OBS = '\u0001OBSERVATIONS\u0001';
 const GUIDE = '\u0002GUIDANCE\u0002';
 const TASK = '\u0003TASK\u0003';
 const SUGGESTED = '\u0004SUGGESTED\u0004';
 const THREAD = '\u0005THREAD\u0005';
+const OTHER = '\u0006OTHER\u0006';
 const THREADS = ['t1', 't2', 't3', 't4', 't5', 't6', 't7'];  // no messages: only the count shows
 let out;
 if (!v131) {
@@ -68,6 +72,9 @@ if (!v131) {
     reflector_user: reflector.buildReflectorPrompt(OBS, GUIDE, true),
     reflector_retry: reflector.COMPRESSION_RETRY_PROMPT,
   };
+  const format = ObservationalMemory?.prototype?.formatObservationsForContext;
+  if (typeof format !== 'function') throw new Error('ObservationalMemory.formatObservationsForContext is not in the package');
+  out.actor_context = format.call(Object.create(null), OBS, TASK, SUGGESTED, OTHER);
 } else {
   // what observational-memory.ts passes at run time: the built-in current-task/suggested-response extractors
   // (composeObservationExtractors / composeReflectionExtractors with the default config), none for buffered calls

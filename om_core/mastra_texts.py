@@ -10,8 +10,10 @@ repository. Node.js and npm are needed only for this option, only the first time
 Supported (mastra-ai/mastra, packages/memory/src/processors/observational-memory/observer-agent.ts,
 reflector-agent.ts; for 1.31.0 also built-in-extractors.ts and constants.ts):
   * profile `m11` = `@mastra/memory` 1.1.0: the Observer's system prompts (single and multi-thread), its
-    user-message texts, the Reflector's system prompt, task and compression-retry texts. The Actor-context texts
-    of 1.1.0 are inline in a class method of observational-memory.ts and stay om_core's (docs/om.md says why).
+    user-message texts, the Reflector's system prompt, task and compression-retry texts, and the Actor's preamble,
+    instructions and OTHER-conversations intro (inline in observational-memory.ts formatObservationsForContext,
+    a method that reads no instance state, called on a bare object). 1.1.0's continuation reminder is inline in
+    processInputStep, which needs the live processor, and stays om_core's (docs/om.md).
   * profile `m31` = `@mastra/memory` 1.31.0: the same, as 1.31.0 composes them at run time (with the built-in
     current-task/suggested-response extractors; without them for buffered calls), the four compression levels,
     the prior-thread-metadata and prior-extracted-values layouts, the Reflector's additional output sections,
@@ -40,7 +42,7 @@ PACKAGE = "@mastra/memory"
 RELEASES: dict[str, tuple[str, str, str]] = {
     "m11": ("1.1.0",
             "sha512-ckkcP7ObXwyhJhZrJKOLe0RTvyj/FIctYPor0Wo1dTZ5H+lbngpSalBm1Ll+jH5jb5467BMkecmu0AZc4nurWg==",
-            "18c8c9540515c51dac8dc056575aaa1a46afdfb4b40abe6e28eb5aca3cd0ebad"),
+            "409ffcbd852bf63bec22f009f42689c18c6024e39f0e02efc6e7749771fa9b45"),
     "m31": ("1.31.0",
             "sha512-qt+J++XfotafhF19SaA+gQL/XoP3ACISfEOjhcevgcO3AjLKsbIuBFsGN4jJMmPtYJK0xsV47O0PD2ZlE7h+og==",
             "67ba33734150213c1614d23521cdf0f70a4dc5c4d4abed7ac59775d649513de6"),
@@ -55,6 +57,7 @@ _GUIDE = "\u0002GUIDANCE\u0002"
 _TASK = "\u0003TASK\u0003"
 _SUGGESTED = "\u0004SUGGESTED\u0004"
 _THREAD = "\u0005THREAD\u0005"
+_OTHER = "\u0006OTHER\u0006"
 _THREADS = 7  # threads the extractor names for the multi-thread prompt (none has messages: only the count shows)
 
 
@@ -231,7 +234,23 @@ def cut_templates(built: dict[str, str]) -> dict[str, str]:
     if not reflect.endswith(f"{_GUIDE}\n\n{retry}"):
         raise ConfigError("prompt_source=mastra: the Reflector prompt does not end with its retry text; the pinned "
                           "release's layout changed")
+    # the Actor's system text (observational-memory.ts formatObservationsForContext, called with markers): om_core's
+    # m11 layout (om_core/context.py build_actor_context) around three texts
+    actor = built["actor_context"]
+    opening = f"\n\n<observations>\n{_OBS}\n</observations>\n\n"
+    _layout(actor.startswith("\n") and opening in actor, "the Actor context does not open with a preamble and "
+            "the observations")
+    pre, _, rest = actor[1:].partition(opening)
+    before, _, tail = rest.partition("\nSTART_OTHER_CONVERSATIONS_BLOCK\n")
+    instructions, _, other_intro = before.rpartition("\n\n")  # the intro is one line after the instructions
+    hints = (f"{_OTHER}\nEND_OTHER_CONVERSATIONS_BLOCK\n\n<current-task>\n{_TASK}\n</current-task>\n\n"
+             f"<suggested-response>\n{_SUGGESTED}\n</suggested-response>\n")
+    _layout(bool(instructions) and "\n" not in other_intro and tail == hints, "the Actor context is not preamble, "
+            "observations, instructions, the OTHER block and the hints")
     return {
+        "actor_preamble": pre,
+        "actor_instructions": instructions,
+        "other_conversations": other_intro,
         "observer_system_single": built["observer_system_single"],
         "observer_system_multi": built["observer_system_multi"],
         "observer_previous_note": note,

@@ -20,6 +20,7 @@ from om_core.types import Message
 
 OBS, GUIDE = "\u0001OBSERVATIONS\u0001", "\u0002GUIDANCE\u0002"
 TASK, SUGG, THREAD = "\u0003TASK\u0003", "\u0004SUGGESTED\u0004", "\u0005THREAD\u0005"
+OTHER = "\u0006OTHER\u0006"
 RETRY = "\n## SQUEEZE HARDER\n\nStand-in retry text.\n"
 
 
@@ -34,6 +35,10 @@ def _built() -> dict[str, str]:
         "reflector_user": f"## OBSERVATIONS TO REFLECT ON\n\n{OBS}\n\n---\n\nStand-in reflect task."
                           f"\n\n## SPECIFIC GUIDANCE\n\n{GUIDE}\n\n{RETRY}",
         "reflector_retry": RETRY,
+        "actor_context": f"\nStand-in preamble.\n\n<observations>\n{OBS}\n</observations>\n\nStand-in rules.\n\n"
+                         f"More rules.\n\nStand-in other intro:\nSTART_OTHER_CONVERSATIONS_BLOCK\n{OTHER}\n"
+                         f"END_OTHER_CONVERSATIONS_BLOCK\n\n<current-task>\n{TASK}\n</current-task>\n\n"
+                         f"<suggested-response>\n{SUGG}\n</suggested-response>\n",
     }
 
 
@@ -64,9 +69,28 @@ def test_builder_output_is_cut_into_templates_and_sent_in_mastras_layout(tmp_pat
                                   f"## SPECIFIC GUIDANCE\n\nkeep dates\n\n{RETRY}")
 
 
+def test_110_actor_texts_are_cut_from_format_observations_for_context(tmp_path) -> None:
+    from om_core.context import build_actor_context
+
+    texts = cut_templates(_built())
+    assert texts["actor_preamble"] == "Stand-in preamble." and texts["actor_instructions"] == "Stand-in rules.\n\nMore rules."
+    assert texts["other_conversations"] == "Stand-in other intro:"
+    _write_folder(tmp_path / "m", "stand-in", texts)
+    [system, *_] = build_actor_context(profile="m11", observations="Date: Jan 5, 2026\n* 🔴 (14:30) old",
+                                       now=datetime(2026, 1, 6, tzinfo=timezone.utc), other_conversations="<x/>",
+                                       prompts_folder=str(tmp_path / "m"))
+    assert system.content.startswith("\nStand-in preamble.\n\n<observations>\n")
+    assert system.content.endswith("</observations>\n\nStand-in rules.\n\nMore rules.\n\nStand-in other intro:\n"
+                                   "START_OTHER_CONVERSATIONS_BLOCK\n<x/>\nEND_OTHER_CONVERSATIONS_BLOCK")
+
+
 def test_a_changed_layout_is_refused_not_cut_wrongly() -> None:
     built = _built()
     built["observer_user_single"] = built["observer_user_single"].replace("\n\n---\n\n## Your Task", "\n\n## Your Task")
+    with pytest.raises(ConfigError, match="layout changed"):
+        cut_templates(built)
+    built = _built()
+    built["actor_context"] = built["actor_context"].replace("</current-task>\n\n<sugg", "</current-task>\n<sugg")
     with pytest.raises(ConfigError, match="layout changed"):
         cut_templates(built)
 
