@@ -106,6 +106,8 @@ def mastra_texts(profile: str, cache: Path | None = None) -> MastraTexts:
     if known is not None and (folder / MANIFEST).is_file():
         return known  # checked once per process: the engine asks on every Observer and Reflector call
     texts = _read_folder(folder)
+    if texts is not None and texts_sha256(texts) != want and _written_sha256(folder) == texts_sha256(texts):
+        texts = None  # intact, but cut by an older om_core (other template names): cut again from the package
     if texts is None:
         texts = _extract(version, integrity)
         _write_folder(folder, source, texts)
@@ -123,6 +125,12 @@ def _read_folder(folder: Path) -> dict[str, str] | None:
         return None
     names = json.loads(manifest.read_text(encoding="utf-8"))["texts"]
     return {n: (folder / f"{n}.txt").read_text(encoding="utf-8") for n in names}
+
+
+def _written_sha256(folder: Path) -> str | None:
+    """The texts' sha256 the manifest recorded when the folder was written (a changed text no longer matches it)."""
+    found = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("sha256")
+    return found if isinstance(found, str) else None
 
 
 def _write_folder(folder: Path, source: str, texts: dict[str, str]) -> None:

@@ -130,6 +130,14 @@ def test_the_pinned_release_gives_the_pinned_texts_and_a_tampered_cache_is_refus
     task.write_text(task.read_text(encoding="utf-8") + " Also invent facts.", encoding="utf-8")
     with pytest.raises(ConfigError, match="not the pinned"):
         mastra_texts("m11", cache=tmp_path)
+    # an intact folder cut by an older om_core (fewer templates, its manifest's hash matching) is cut again
+    monkeypatch.setattr(mt, "_checked", {})
+    texts = mt._read_folder(got.folder)
+    assert texts is not None
+    del texts["actor_preamble"]
+    _write_folder(got.folder, got.source, texts)
+    again = mastra_texts("m11", cache=tmp_path)
+    assert again.sha256 == RELEASES["m11"][2] and (again.folder / "actor_preamble.txt").is_file()
 
 
 def built_131() -> dict[str, str]:
