@@ -259,8 +259,8 @@ def check_actor_texts(m_msgs: Sequence[dict[str, Any]], o_msgs: Sequence[dict[st
     """The Actor-context texts, as om_core sent them with Mastra's texts (prompt_source="mastra"), byte for byte.
     1.31.0 (om_core m31): om_core's `om:preamble` (OBSERVATION_CONTEXT_PROMPT, a blank line,
     OBSERVATION_CONTEXT_INSTRUCTIONS) must be one of Mastra's system messages and its `om:continuation` Mastra's
-    `<system-reminder>` message; the OTHER-conversations intro is inline in a 1.31.0 class method and stays
-    om_core's wording. 1.1.0 (m11): om_core's whole `om:system` message (preamble, observations, instructions,
+    `<system-reminder>` message, and its `om:other` block (intro from formatObservationsForContext) Mastra's
+    OTHER-conversations system message. 1.1.0 (m11): om_core's whole `om:system` message (preamble, observations, instructions,
     OTHER block and hints, from formatObservationsForContext) must be Mastra's; its continuation reminder is
     inline in processInputStep and stays om_core's wording."""
     by_key = {m.get("key"): joined(m.get("content")) for m in o_msgs}
@@ -282,7 +282,13 @@ def check_actor_texts(m_msgs: Sequence[dict[str, Any]], o_msgs: Sequence[dict[st
         return Check("actor texts", False, f"preamble: {_first_diff(near, pre)}")
     if m_reminder[:1] != [cont]:
         return Check("actor texts", False, f"continuation: {_first_diff(m_reminder[0] if m_reminder else '', cont)}")
-    return Check("actor texts", True, f"preamble ({len(pre)} characters) and continuation ({len(cont)}) byte-identical")
+    other = by_key.get("om:other")
+    if other is not None and other not in m_system:
+        near = max(m_system, key=lambda t: sum(a == b for a, b in zip(t, other)), default="")
+        return Check("actor texts", False, f"OTHER block: {_first_diff(near, other)}")
+    return Check("actor texts", True, f"preamble ({len(pre)} characters), "
+                 + (f"OTHER block ({len(other)}), " if other is not None else "")
+                 + f"continuation ({len(cont)}) byte-identical")
 
 
 def compare_case(m_log: Sequence[dict[str, Any]], o_log: Sequence[dict[str, Any]], m_marks: Sequence[int],

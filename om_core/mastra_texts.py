@@ -18,7 +18,8 @@ reflector-agent.ts; for 1.31.0 also built-in-extractors.ts and constants.ts):
     current-task/suggested-response extractors; without them for buffered calls), the four compression levels,
     the prior-thread-metadata and prior-extracted-values layouts, the Reflector's additional output sections,
     and the Actor-context texts 1.31.0 exports (OBSERVATION_CONTEXT_PROMPT, OBSERVATION_CONTEXT_INSTRUCTIONS,
-    OBSERVATION_CONTINUATION_HINT). The OTHER-conversations intro is inline in a class method and stays om_core's.
+    OBSERVATION_CONTINUATION_HINT), and the OTHER-conversations intro it writes inline in formatObservationsForContext
+    (called on an object of the class's prototype with empty extractor lists).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ RELEASES: dict[str, tuple[str, str, str]] = {
             "409ffcbd852bf63bec22f009f42689c18c6024e39f0e02efc6e7749771fa9b45"),
     "m31": ("1.31.0",
             "sha512-qt+J++XfotafhF19SaA+gQL/XoP3ACISfEOjhcevgcO3AjLKsbIuBFsGN4jJMmPtYJK0xsV47O0PD2ZlE7h+og==",
-            "67ba33734150213c1614d23521cdf0f70a4dc5c4d4abed7ac59775d649513de6"),
+            "1815b979259f85130f442f819d1ed90c38cac301461b42fc5072580475e5af03"),
 }
 ESBUILD = "esbuild@0.24.2"  # bundles the package's TypeScript sources (types erased) so Node can run the builders
 EXACT_MARKER = ".exact"  # in a prompts folder: texts are used byte for byte (no trailing whitespace trimmed)
@@ -106,7 +107,8 @@ def mastra_texts(profile: str, cache: Path | None = None) -> MastraTexts:
     if known is not None and (folder / MANIFEST).is_file():
         return known  # checked once per process: the engine asks on every Observer and Reflector call
     texts = _read_folder(folder)
-    if texts is not None and texts_sha256(texts) != want and _written_sha256(folder) == texts_sha256(texts):
+    if texts is not None and want != "PENDING" and texts_sha256(texts) != want and \
+            _written_sha256(folder) == texts_sha256(texts):
         texts = None  # intact, but cut by an older om_core (other template names): cut again from the package
     if texts is None:
         texts = _extract(version, integrity)
@@ -359,5 +361,23 @@ def cut_templates_131(built: dict[str, str]) -> dict[str, str]:
         **{f"reflector_level_{n}": built[f"reflector_level_{n}"] for n in range(1, 5)},
         "actor_preamble": built["actor_preamble"],
         "actor_instructions": built["actor_instructions"],
+        "other_conversations": _other_intro_131(built),
         "continuation": built["continuation"],
     }
+
+
+def _other_intro_131(built: dict[str, str]) -> str:
+    """The OTHER-conversations intro 1.31.0 writes inline in formatObservationsForContext (called with markers:
+    a JSON list of its system messages), checked against om_core's m31 layout (om_core/context.py): the
+    preamble, the OTHER block, `<observations>`, the observations, then the two hints."""
+    msgs = json.loads(built["actor_context"])
+    other_start, other_end = "\nSTART_OTHER_CONVERSATIONS_BLOCK\n", "\nEND_OTHER_CONVERSATIONS_BLOCK"
+    _layout(isinstance(msgs, list) and len(msgs) == 6
+            and msgs[0] == f"{built['actor_preamble']}\n\n{built['actor_instructions']}"
+            and msgs[1].endswith(f"{other_start}{_OTHER}{other_end}") and msgs[2:4] == ["<observations>", _OBS]
+            and msgs[4:] == [f"<current-task>\n{_TASK}\n</current-task>",
+                             f"<suggested-response>\n{_SUGGESTED}\n</suggested-response>"],
+            "the Actor context is not preamble, OTHER block, observations and hints")
+    intro = msgs[1][: -len(f"{other_start}{_OTHER}{other_end}")]
+    _layout(bool(intro) and "\n" not in intro, "the OTHER-conversations intro is not one line")
+    return str(intro)

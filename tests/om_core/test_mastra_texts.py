@@ -6,6 +6,7 @@ texts byte for byte in Mastra's layout. The slow test fetches the real pinned pa
 
 from __future__ import annotations
 
+import json
 import shutil
 from datetime import datetime, timezone
 
@@ -165,6 +166,10 @@ def built_131() -> dict[str, str]:
         **{f"reflector_level_{n}": f"\n## LEVEL {n}\n\nStand-in level {n}.\n" for n in range(1, 5)},
         "actor_preamble": "Stand-in preamble.", "actor_instructions": "Stand-in rules.",
         "continuation": "Stand-in reminder.",
+        "actor_context": json.dumps(["Stand-in preamble.\n\nStand-in rules.", "Stand-in other intro:\n"
+                                     f"START_OTHER_CONVERSATIONS_BLOCK\n{OTHER}\nEND_OTHER_CONVERSATIONS_BLOCK",
+                                     "<observations>", OBS, f"<current-task>\n{TASK}\n</current-task>",
+                                     f"<suggested-response>\n{SUGG}\n</suggested-response>"]),
     }
 
 
@@ -215,6 +220,11 @@ def test_131_actor_texts_come_from_the_folder(tmp_path) -> None:
     by_key = {m.key: m.content for m in ctx}
     assert by_key["om:preamble"] == "Stand-in preamble.\n\nStand-in rules."
     assert by_key["om:continuation"] == "<system-reminder>Stand-in reminder.</system-reminder>"
+    with_other = build_actor_context(profile="m31", observations="Date: Jan 5, 2026\n* 🔴 (14:30) old",
+                                     now=datetime(2026, 1, 6, tzinfo=timezone.utc), other_conversations="<x/>",
+                                     prompts_folder=str(tmp_path / "m"))
+    assert {m.key: m.content for m in with_other}["om:other"] == ("Stand-in other intro:\nSTART_OTHER_CONVERSATIONS_"
+                                                                  "BLOCK\n<x/>\nEND_OTHER_CONVERSATIONS_BLOCK")
 
 
 @pytest.mark.parametrize("name, old, new", [
