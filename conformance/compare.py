@@ -19,8 +19,8 @@ What is compared (each one `Check`), and what is deliberately not:
   * observer request / reflector request (only for a case whose om_core side reads Mastra's own texts,
     prompt_source="mastra"): every Observer and Reflector request's messages in full, byte for byte: the system
     message and the whole user message, wording, headings and layout included;
-  * actor texts (such a case against 1.31.0, which exports them): the question-time Actor preamble and
-    continuation reminder, byte for byte.
+  * actor texts (such a case): the question-time Actor texts, byte for byte (1.31.0: preamble and continuation
+    reminder; 1.1.0: the whole observations system message).
 Never compared otherwise: the wording of prompts and fixed Actor texts (om_core's packaged texts are its own words
 by design) and Mastra's multi-thread preamble line. Never compared in any case: the raw ids Mastra 1.1.0/1.31.0 show their Observer (mapped with om_core's
 own obscuring, `om_core.scopes.display_id`, before comparing: om_core never shows raw ids).
@@ -256,15 +256,25 @@ def check_actor(name: str, m_msgs: Sequence[dict[str, Any]], o_msgs: Sequence[di
 
 
 def check_actor_texts(m_msgs: Sequence[dict[str, Any]], o_msgs: Sequence[dict[str, Any]]) -> Check:
-    """The Actor-context texts 1.31.0 exports, as om_core sent them with its texts (prompt_source="mastra"): om_core's
-    `om:preamble` (OBSERVATION_CONTEXT_PROMPT, a blank line, OBSERVATION_CONTEXT_INSTRUCTIONS) must be one of
-    Mastra's system messages and its `om:continuation` Mastra's `<system-reminder>` message, byte for byte. The
-    OTHER-conversations intro is inline in a 1.31.0 class method and stays om_core's wording: not compared."""
+    """The Actor-context texts, as om_core sent them with Mastra's texts (prompt_source="mastra"), byte for byte.
+    1.31.0 (om_core m31): om_core's `om:preamble` (OBSERVATION_CONTEXT_PROMPT, a blank line,
+    OBSERVATION_CONTEXT_INSTRUCTIONS) must be one of Mastra's system messages and its `om:continuation` Mastra's
+    `<system-reminder>` message, and its `om:other` block (intro from formatObservationsForContext) Mastra's
+    OTHER-conversations system message. 1.1.0 (m11): om_core's whole `om:system` message (preamble, observations, instructions,
+    OTHER block and hints, from formatObservationsForContext) must be Mastra's; its continuation reminder is
+    inline in processInputStep and stays om_core's wording."""
     by_key = {m.get("key"): joined(m.get("content")) for m in o_msgs}
+    m_system = [joined(m.get("content")) for m in m_msgs if m.get("role") == "system"]
+    if "om:system" in by_key:
+        whole = by_key["om:system"]
+        if whole in m_system:
+            return Check("actor texts", True, f"the observations system message ({len(whole)} characters) "
+                                              "byte-identical")
+        near = max(m_system, key=lambda t: sum(a == b for a, b in zip(t, whole)), default="")
+        return Check("actor texts", False, f"system message: {_first_diff(near, whole)}")
     pre, cont = by_key.get("om:preamble"), by_key.get("om:continuation")
     if pre is None or cont is None:
         return Check("actor texts", False, "om_core's context has no om:preamble / om:continuation (no observations?)")
-    m_system = [joined(m.get("content")) for m in m_msgs if m.get("role") == "system"]
     m_reminder = [t for m in m_msgs if m.get("role") == "user" and (t := joined(m.get("content"))).startswith(
         "<system-reminder>")]
     if pre not in m_system:
@@ -272,7 +282,13 @@ def check_actor_texts(m_msgs: Sequence[dict[str, Any]], o_msgs: Sequence[dict[st
         return Check("actor texts", False, f"preamble: {_first_diff(near, pre)}")
     if m_reminder[:1] != [cont]:
         return Check("actor texts", False, f"continuation: {_first_diff(m_reminder[0] if m_reminder else '', cont)}")
-    return Check("actor texts", True, f"preamble ({len(pre)} characters) and continuation ({len(cont)}) byte-identical")
+    other = by_key.get("om:other")
+    if other is not None and other not in m_system:
+        near = max(m_system, key=lambda t: sum(a == b for a, b in zip(t, other)), default="")
+        return Check("actor texts", False, f"OTHER block: {_first_diff(near, other)}")
+    return Check("actor texts", True, f"preamble ({len(pre)} characters), "
+                 + (f"OTHER block ({len(other)}), " if other is not None else "")
+                 + f"continuation ({len(cont)}) byte-identical")
 
 
 def compare_case(m_log: Sequence[dict[str, Any]], o_log: Sequence[dict[str, Any]], m_marks: Sequence[int],

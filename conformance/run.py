@@ -209,7 +209,7 @@ def run_case(case: Case, qid: str, fm: FakeModel, work: Path, model: str,
     checks = compare_case(m_log, o_log, [p["requestsBefore"] for p in sched["schedule"]],
                           [e["requests_before"] for e in o_events], {p["threadId"] for p in sched["schedule"]},
                           m_actor, o_actor, list(zip(m_prep, o_prep)), wording=case.prompt_source == "mastra",
-                          actor_texts=case.prompt_source == "mastra" and case.version != "1.1.0")
+                          actor_texts=case.prompt_source == "mastra")
     checks = ([texts] if texts is not None else []) + checks
     for name, log in (("mastra", m_log), ("omcore", o_log)):
         (out / f"{name}_requests.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in log))

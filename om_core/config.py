@@ -289,7 +289,7 @@ class OMConfig:
 
     def texts_source(self) -> str:
         """What the Observer and Reflector read, for run records: "om_core packaged texts" (with the override
-        folder if set) or e.g. "@mastra/memory@1.1.0 sha256:18c8c9540515" (fetched and checked on first use)."""
+        folder if set) or e.g. "@mastra/memory@1.1.0 sha256:409ffcbd852b" (fetched and checked on first use)."""
         if self.prompt_source == "mastra":
             from .mastra_texts import mastra_texts
 

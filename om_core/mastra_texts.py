@@ -10,13 +10,16 @@ repository. Node.js and npm are needed only for this option, only the first time
 Supported (mastra-ai/mastra, packages/memory/src/processors/observational-memory/observer-agent.ts,
 reflector-agent.ts; for 1.31.0 also built-in-extractors.ts and constants.ts):
   * profile `m11` = `@mastra/memory` 1.1.0: the Observer's system prompts (single and multi-thread), its
-    user-message texts, the Reflector's system prompt, task and compression-retry texts. The Actor-context texts
-    of 1.1.0 are inline in a class method of observational-memory.ts and stay om_core's (docs/om.md says why).
+    user-message texts, the Reflector's system prompt, task and compression-retry texts, and the Actor's preamble,
+    instructions and OTHER-conversations intro (inline in observational-memory.ts formatObservationsForContext,
+    a method that reads no instance state, called on a bare object). 1.1.0's continuation reminder is inline in
+    processInputStep, which needs the live processor, and stays om_core's (docs/om.md).
   * profile `m31` = `@mastra/memory` 1.31.0: the same, as 1.31.0 composes them at run time (with the built-in
     current-task/suggested-response extractors; without them for buffered calls), the four compression levels,
     the prior-thread-metadata and prior-extracted-values layouts, the Reflector's additional output sections,
     and the Actor-context texts 1.31.0 exports (OBSERVATION_CONTEXT_PROMPT, OBSERVATION_CONTEXT_INSTRUCTIONS,
-    OBSERVATION_CONTINUATION_HINT). The OTHER-conversations intro is inline in a class method and stays om_core's.
+    OBSERVATION_CONTINUATION_HINT), and the OTHER-conversations intro it writes inline in formatObservationsForContext
+    (called on an object of the class's prototype with empty extractor lists).
 """
 
 from __future__ import annotations
@@ -40,10 +43,10 @@ PACKAGE = "@mastra/memory"
 RELEASES: dict[str, tuple[str, str, str]] = {
     "m11": ("1.1.0",
             "sha512-ckkcP7ObXwyhJhZrJKOLe0RTvyj/FIctYPor0Wo1dTZ5H+lbngpSalBm1Ll+jH5jb5467BMkecmu0AZc4nurWg==",
-            "18c8c9540515c51dac8dc056575aaa1a46afdfb4b40abe6e28eb5aca3cd0ebad"),
+            "409ffcbd852bf63bec22f009f42689c18c6024e39f0e02efc6e7749771fa9b45"),
     "m31": ("1.31.0",
             "sha512-qt+J++XfotafhF19SaA+gQL/XoP3ACISfEOjhcevgcO3AjLKsbIuBFsGN4jJMmPtYJK0xsV47O0PD2ZlE7h+og==",
-            "67ba33734150213c1614d23521cdf0f70a4dc5c4d4abed7ac59775d649513de6"),
+            "1815b979259f85130f442f819d1ed90c38cac301461b42fc5072580475e5af03"),
 }
 ESBUILD = "esbuild@0.24.2"  # bundles the package's TypeScript sources (types erased) so Node can run the builders
 EXACT_MARKER = ".exact"  # in a prompts folder: texts are used byte for byte (no trailing whitespace trimmed)
@@ -55,6 +58,7 @@ _GUIDE = "\u0002GUIDANCE\u0002"
 _TASK = "\u0003TASK\u0003"
 _SUGGESTED = "\u0004SUGGESTED\u0004"
 _THREAD = "\u0005THREAD\u0005"
+_OTHER = "\u0006OTHER\u0006"
 _THREADS = 7  # threads the extractor names for the multi-thread prompt (none has messages: only the count shows)
 
 
@@ -103,6 +107,9 @@ def mastra_texts(profile: str, cache: Path | None = None) -> MastraTexts:
     if known is not None and (folder / MANIFEST).is_file():
         return known  # checked once per process: the engine asks on every Observer and Reflector call
     texts = _read_folder(folder)
+    if texts is not None and want != "PENDING" and texts_sha256(texts) != want and \
+            _written_sha256(folder) == texts_sha256(texts):
+        texts = None  # intact, but cut by an older om_core (other template names): cut again from the package
     if texts is None:
         texts = _extract(version, integrity)
         _write_folder(folder, source, texts)
@@ -120,6 +127,12 @@ def _read_folder(folder: Path) -> dict[str, str] | None:
         return None
     names = json.loads(manifest.read_text(encoding="utf-8"))["texts"]
     return {n: (folder / f"{n}.txt").read_text(encoding="utf-8") for n in names}
+
+
+def _written_sha256(folder: Path) -> str | None:
+    """The texts' sha256 the manifest recorded when the folder was written (a changed text no longer matches it)."""
+    found = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("sha256")
+    return found if isinstance(found, str) else None
 
 
 def _write_folder(folder: Path, source: str, texts: dict[str, str]) -> None:
@@ -231,7 +244,23 @@ def cut_templates(built: dict[str, str]) -> dict[str, str]:
     if not reflect.endswith(f"{_GUIDE}\n\n{retry}"):
         raise ConfigError("prompt_source=mastra: the Reflector prompt does not end with its retry text; the pinned "
                           "release's layout changed")
+    # the Actor's system text (observational-memory.ts formatObservationsForContext, called with markers): om_core's
+    # m11 layout (om_core/context.py build_actor_context) around three texts
+    actor = built["actor_context"]
+    opening = f"\n\n<observations>\n{_OBS}\n</observations>\n\n"
+    _layout(actor.startswith("\n") and opening in actor, "the Actor context does not open with a preamble and "
+            "the observations")
+    pre, _, rest = actor[1:].partition(opening)
+    before, _, tail = rest.partition("\nSTART_OTHER_CONVERSATIONS_BLOCK\n")
+    instructions, _, other_intro = before.rpartition("\n\n")  # the intro is one line after the instructions
+    hints = (f"{_OTHER}\nEND_OTHER_CONVERSATIONS_BLOCK\n\n<current-task>\n{_TASK}\n</current-task>\n\n"
+             f"<suggested-response>\n{_SUGGESTED}\n</suggested-response>\n")
+    _layout(bool(instructions) and "\n" not in other_intro and tail == hints, "the Actor context is not preamble, "
+            "observations, instructions, the OTHER block and the hints")
     return {
+        "actor_preamble": pre,
+        "actor_instructions": instructions,
+        "other_conversations": other_intro,
         "observer_system_single": built["observer_system_single"],
         "observer_system_multi": built["observer_system_multi"],
         "observer_previous_note": note,
@@ -332,5 +361,23 @@ def cut_templates_131(built: dict[str, str]) -> dict[str, str]:
         **{f"reflector_level_{n}": built[f"reflector_level_{n}"] for n in range(1, 5)},
         "actor_preamble": built["actor_preamble"],
         "actor_instructions": built["actor_instructions"],
+        "other_conversations": _other_intro_131(built),
         "continuation": built["continuation"],
     }
+
+
+def _other_intro_131(built: dict[str, str]) -> str:
+    """The OTHER-conversations intro 1.31.0 writes inline in formatObservationsForContext (called with markers:
+    a JSON list of its system messages), checked against om_core's m31 layout (om_core/context.py): the
+    preamble, the OTHER block, `<observations>`, the observations, then the two hints."""
+    msgs = json.loads(built["actor_context"])
+    other_start, other_end = "\nSTART_OTHER_CONVERSATIONS_BLOCK\n", "\nEND_OTHER_CONVERSATIONS_BLOCK"
+    _layout(isinstance(msgs, list) and len(msgs) == 6
+            and msgs[0] == f"{built['actor_preamble']}\n\n{built['actor_instructions']}"
+            and msgs[1].endswith(f"{other_start}{_OTHER}{other_end}") and msgs[2:4] == ["<observations>", _OBS]
+            and msgs[4:] == [f"<current-task>\n{_TASK}\n</current-task>",
+                             f"<suggested-response>\n{_SUGGESTED}\n</suggested-response>"],
+            "the Actor context is not preamble, OTHER block, observations and hints")
+    intro = msgs[1][: -len(f"{other_start}{_OTHER}{other_end}")]
+    _layout(bool(intro) and "\n" not in intro, "the OTHER-conversations intro is not one line")
+    return str(intro)

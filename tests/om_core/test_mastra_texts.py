@@ -6,6 +6,7 @@ texts byte for byte in Mastra's layout. The slow test fetches the real pinned pa
 
 from __future__ import annotations
 
+import json
 import shutil
 from datetime import datetime, timezone
 
@@ -20,6 +21,7 @@ from om_core.types import Message
 
 OBS, GUIDE = "\u0001OBSERVATIONS\u0001", "\u0002GUIDANCE\u0002"
 TASK, SUGG, THREAD = "\u0003TASK\u0003", "\u0004SUGGESTED\u0004", "\u0005THREAD\u0005"
+OTHER = "\u0006OTHER\u0006"
 RETRY = "\n## SQUEEZE HARDER\n\nStand-in retry text.\n"
 
 
@@ -34,6 +36,10 @@ def _built() -> dict[str, str]:
         "reflector_user": f"## OBSERVATIONS TO REFLECT ON\n\n{OBS}\n\n---\n\nStand-in reflect task."
                           f"\n\n## SPECIFIC GUIDANCE\n\n{GUIDE}\n\n{RETRY}",
         "reflector_retry": RETRY,
+        "actor_context": f"\nStand-in preamble.\n\n<observations>\n{OBS}\n</observations>\n\nStand-in rules.\n\n"
+                         f"More rules.\n\nStand-in other intro:\nSTART_OTHER_CONVERSATIONS_BLOCK\n{OTHER}\n"
+                         f"END_OTHER_CONVERSATIONS_BLOCK\n\n<current-task>\n{TASK}\n</current-task>\n\n"
+                         f"<suggested-response>\n{SUGG}\n</suggested-response>\n",
     }
 
 
@@ -64,9 +70,28 @@ def test_builder_output_is_cut_into_templates_and_sent_in_mastras_layout(tmp_pat
                                   f"## SPECIFIC GUIDANCE\n\nkeep dates\n\n{RETRY}")
 
 
+def test_110_actor_texts_are_cut_from_format_observations_for_context(tmp_path) -> None:
+    from om_core.context import build_actor_context
+
+    texts = cut_templates(_built())
+    assert texts["actor_preamble"] == "Stand-in preamble." and texts["actor_instructions"] == "Stand-in rules.\n\nMore rules."
+    assert texts["other_conversations"] == "Stand-in other intro:"
+    _write_folder(tmp_path / "m", "stand-in", texts)
+    [system, *_] = build_actor_context(profile="m11", observations="Date: Jan 5, 2026\n* 🔴 (14:30) old",
+                                       now=datetime(2026, 1, 6, tzinfo=timezone.utc), other_conversations="<x/>",
+                                       prompts_folder=str(tmp_path / "m"))
+    assert system.content.startswith("\nStand-in preamble.\n\n<observations>\n")
+    assert system.content.endswith("</observations>\n\nStand-in rules.\n\nMore rules.\n\nStand-in other intro:\n"
+                                   "START_OTHER_CONVERSATIONS_BLOCK\n<x/>\nEND_OTHER_CONVERSATIONS_BLOCK")
+
+
 def test_a_changed_layout_is_refused_not_cut_wrongly() -> None:
     built = _built()
     built["observer_user_single"] = built["observer_user_single"].replace("\n\n---\n\n## Your Task", "\n\n## Your Task")
+    with pytest.raises(ConfigError, match="layout changed"):
+        cut_templates(built)
+    built = _built()
+    built["actor_context"] = built["actor_context"].replace("</current-task>\n\n<sugg", "</current-task>\n<sugg")
     with pytest.raises(ConfigError, match="layout changed"):
         cut_templates(built)
 
@@ -106,6 +131,14 @@ def test_the_pinned_release_gives_the_pinned_texts_and_a_tampered_cache_is_refus
     task.write_text(task.read_text(encoding="utf-8") + " Also invent facts.", encoding="utf-8")
     with pytest.raises(ConfigError, match="not the pinned"):
         mastra_texts("m11", cache=tmp_path)
+    # an intact folder cut by an older om_core (fewer templates, its manifest's hash matching) is cut again
+    monkeypatch.setattr(mt, "_checked", {})
+    texts = mt._read_folder(got.folder)
+    assert texts is not None
+    del texts["actor_preamble"]
+    _write_folder(got.folder, got.source, texts)
+    again = mastra_texts("m11", cache=tmp_path)
+    assert again.sha256 == RELEASES["m11"][2] and (again.folder / "actor_preamble.txt").is_file()
 
 
 def built_131() -> dict[str, str]:
@@ -133,6 +166,10 @@ def built_131() -> dict[str, str]:
         **{f"reflector_level_{n}": f"\n## LEVEL {n}\n\nStand-in level {n}.\n" for n in range(1, 5)},
         "actor_preamble": "Stand-in preamble.", "actor_instructions": "Stand-in rules.",
         "continuation": "Stand-in reminder.",
+        "actor_context": json.dumps(["Stand-in preamble.\n\nStand-in rules.", "Stand-in other intro:\n"
+                                     f"START_OTHER_CONVERSATIONS_BLOCK\n{OTHER}\nEND_OTHER_CONVERSATIONS_BLOCK",
+                                     "<observations>", OBS, f"<current-task>\n{TASK}\n</current-task>",
+                                     f"<suggested-response>\n{SUGG}\n</suggested-response>"]),
     }
 
 
@@ -183,6 +220,11 @@ def test_131_actor_texts_come_from_the_folder(tmp_path) -> None:
     by_key = {m.key: m.content for m in ctx}
     assert by_key["om:preamble"] == "Stand-in preamble.\n\nStand-in rules."
     assert by_key["om:continuation"] == "<system-reminder>Stand-in reminder.</system-reminder>"
+    with_other = build_actor_context(profile="m31", observations="Date: Jan 5, 2026\n* 🔴 (14:30) old",
+                                     now=datetime(2026, 1, 6, tzinfo=timezone.utc), other_conversations="<x/>",
+                                     prompts_folder=str(tmp_path / "m"))
+    assert {m.key: m.content for m in with_other}["om:other"] == ("Stand-in other intro:\nSTART_OTHER_CONVERSATIONS_"
+                                                                  "BLOCK\n<x/>\nEND_OTHER_CONVERSATIONS_BLOCK")
 
 
 @pytest.mark.parametrize("name, old, new", [
