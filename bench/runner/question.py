@@ -298,6 +298,7 @@ async def retry_wrong_answer(inst: Instance, qprompt: Prompt, env: QuestionEnv) 
     tries: list[_Try] = []
     for k in range(1, env.retries.max + 1):
         hypothesis, judgment, error = "", None, None
+        second: Judgment | None = None
         with collect_calls() as calls:
             try:
                 hypothesis, _ = await answer_call(env.gateway.model(Role.ACTOR), qprompt,
@@ -305,10 +306,15 @@ async def retry_wrong_answer(inst: Instance, qprompt: Prompt, env: QuestionEnv) 
                                                   temperature=cfg.answer.temperature, attempt=k)
                 judgment = await env.judge.judge(inst.question_id, inst.question_type, inst.question, inst.answer,
                                                  hypothesis)
+                if env.second_judge is not None:  # the second judge sees every try, as it sees the first
+                    second = await env.second_judge.judge(inst.question_id, inst.question_type, inst.question,
+                                                          inst.answer, hypothesis)
             except GatewayError as exc:
                 error = f"retry {k}: {exc}"
         label = bool(judgment.label) if judgment is not None else None
-        tries.append(_Try(TryRow(k, hypothesis, label, judgment.raw if judgment else None, error), list(calls)))
+        row = TryRow(k, hypothesis, label, judgment.raw if judgment else None, error,
+                     bool(second.label) if second is not None else None, second.raw if second is not None else None)
+        tries.append(_Try(row, list(calls)))
         if error is not None:
             return tries, error
         if label:

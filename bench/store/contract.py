@@ -27,6 +27,8 @@ from bench.records import CallRecord
 #    (Observer/Reflector calls per role, outcome and guard reason, with their tokens).
 # (no bump) new table answer_tries: an older file gains it empty when opened for writing; no column changed.
 # (no bump) new table judge_audits (`ombench judge-audit` results per judge configuration): the same way.
+# (no bump) answer_tries.label_second, judge_second_raw (the second judge on each retry): added last, empty in an
+#    older file (schema.ADDED_COLUMNS).
 FORMAT_VERSION = 3
 
 # Per cache profile: {"cached": tokens, "prefill": tokens, "write": tokens, "cost_usd": USD} (as the simulators give)
@@ -184,6 +186,8 @@ class TryRow:
     label: bool | None = None
     judge_raw: str | None = None
     error: str | None = None
+    label_second: bool | None = None  # judge.second_model's verdict on this try (None: no second judge)
+    judge_second_raw: str | None = None
 
 
 @dataclass(frozen=True)

@@ -254,6 +254,19 @@ class Results:
         return self._df("SELECT repeat_idx, judge_model, raw, label FROM judgments WHERE run_key = ? AND "
                         "question_id = ? ORDER BY repeat_idx", [run_key, question_id])
 
+    def question_tries(self, run_key: str, question_id: str) -> pd.DataFrame:
+        """The question's retries of a wrong answer (answer_tries: try_idx, hypothesis, label, judge_raw, error,
+        label_second, judge_second_raw), in order; empty for a file without the table, the second judge's columns
+        null in a file written before they existed."""
+        cols = {r[0] for r in sql(self.con, "SELECT column_name FROM information_schema.columns WHERE table_name = "
+                                            "'answer_tries'")}
+        want = ["try_idx", "hypothesis", "label", "judge_raw", "error", "label_second", "judge_second_raw"]
+        if not cols:
+            return pd.DataFrame(columns=want)
+        select = ", ".join(c if c in cols else f"NULL AS {c}" for c in want)
+        return self._df(f"SELECT {select} FROM answer_tries WHERE run_key = ? AND question_id = ? ORDER BY try_idx",
+                        [run_key, question_id])
+
     def question_retrieval(self, run_key: str, question_id: str) -> pd.DataFrame:
         return self._df("SELECT level, k, recall_any, recall_all, ndcg_any, n_gold, n_retrieved FROM retrieval "
                         "WHERE run_key = ? AND question_id = ? ORDER BY level, k", [run_key, question_id])

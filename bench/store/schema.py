@@ -76,7 +76,7 @@ TABLES: dict[str, list[Col]] = {
     "answer_tries": [
         ("run_key", "VARCHAR", _S), ("question_id", "VARCHAR", _S), ("try_idx", "BIGINT", _I),
         ("hypothesis", "VARCHAR", _S), ("label", "BOOLEAN", _B), ("judge_raw", "VARCHAR", _S),
-        ("error", "VARCHAR", _S),
+        ("error", "VARCHAR", _S), ("label_second", "BOOLEAN", _B), ("judge_second_raw", "VARCHAR", _S),
     ],
     # `ombench judge-audit` results, keyed by the judge configuration they qualify (model, template text, parse rule),
     # the audited dataset and the probe pick; runs judged by that configuration show its false-positive rate
@@ -124,11 +124,18 @@ def arrow_schema(table: str) -> pa.Schema:
     return pa.schema([(c, t) for c, _, t in TABLES[table]])
 
 
+# columns added to a table without a format bump (last in the table): a file that has the table without them gains
+# them, empty, when opened for writing (answer_tries: the second judge's verdict on each retry)
+ADDED_COLUMNS: dict[str, tuple[str, ...]] = {"answer_tries": ("label_second", "judge_second_raw")}
+
+
 def ddl() -> list[str]:
     out = []
     for name, cols in TABLES.items():
         body = ",\n  ".join(f"{c} {t}" for c, t, _ in cols)
         out.append(f"CREATE TABLE IF NOT EXISTS {name} (\n  {body},\n  PRIMARY KEY ({', '.join(PRIMARY_KEYS[name])})\n)")
+        types = {c: t for c, t, _ in cols}
+        out += [f"ALTER TABLE {name} ADD COLUMN IF NOT EXISTS {c} {types[c]}" for c in ADDED_COLUMNS.get(name, ())]
     return out
 
 

@@ -42,6 +42,7 @@ class QuestionData:
     judgments: pd.DataFrame
     profiles: list[str]
     outputs: pd.DataFrame = field(default_factory=pd.DataFrame)  # memory_outputs rows of the question
+    tries: pd.DataFrame = field(default_factory=pd.DataFrame)  # answer_tries rows: retries of a wrong answer
     benchmark: Any = None  # the run's benchmark (bench.benchmarks); None: LongMemEval
     max_chars: int = 20000  # per message; 0 = everything (memory is shown whole, long memory folded)
     # the question's gold evidence sessions (`Benchmark.gold_sessions`: the human's view, never a strategy's);
@@ -105,6 +106,21 @@ def judge(q: QuestionData) -> Section | None:
     if not calls and not reps:
         return None
     return Section("judge", "Judge: prompt and verdict", "calls.html", {"calls": calls, "repeats": reps})
+
+
+def tries(q: QuestionData) -> Section | None:
+    """The retries of a wrong first answer (answer.retries): each try's answer, verdict (and the second judge's),
+    judge reply and error, and whether the question counts as correct with retries (Mastra runner's count)."""
+    if q.tries.empty:
+        return None
+    rows = [{"idx": int(t.try_idx), "hypothesis": t.hypothesis or "", "verdict": _verdict(t.label),
+             "raw": t.judge_raw or "", "error": t.error or "",
+             "second": None if t.label_second is None or t.label_second != t.label_second else _verdict(t.label_second),
+             "second_raw": t.judge_second_raw or ""} for t in q.tries.itertuples()]
+    first = q.sample.get("label")
+    counted = None if first is None or first != first else bool(first) or any(r["verdict"] == "correct" for r in rows)
+    return Section("tries", f"Retries of the wrong answer ({len(rows)})", "tries.html", {
+        "tries": rows, "with_retries": _verdict(counted), "second": any(r["second"] for r in rows)})
 
 
 def _prompt_text(q: QuestionData) -> str | None:
@@ -258,7 +274,7 @@ def cache(q: QuestionData) -> Section | None:
 
 # a question page's sections, in order (bench.registry)
 SECTIONS: Registry[Callable[[QuestionData], Section | None]] = Registry("viewer section", {fn.__name__: fn for fn in (
-    question, evidence, gold_sessions, judge, memory, memory_diagnostics, retrieval, actor_prompt, replay, cache,
+    question, evidence, gold_sessions, judge, tries, memory, memory_diagnostics, retrieval, actor_prompt, replay, cache,
 )})
 
 

@@ -111,6 +111,7 @@ def build_site(db: str | Path, out: str | Path, *, max_chars: int = 20000, profi
                     texts=res.call_texts(r.run_key, qid), turns=res.turns(r.run_key, qid),
                     memory=res.memory(r.run_key, qid), retrieval=res.question_retrieval(r.run_key, qid),
                     judgments=res.question_judgments(r.run_key, qid), profiles=profiles, max_chars=max_chars,
+                    tries=res.question_tries(r.run_key, qid),
                     outputs=outputs[outputs.question_id == qid] if not outputs.empty else outputs,
                     benchmark=d.benchmark, gold=gold[r.run_key].get(qid) if r.run_key in gold else None)
                 page = out / href

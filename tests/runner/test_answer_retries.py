@@ -198,3 +198,35 @@ def test_a_failed_retry_is_stored_with_its_reason_and_computed_again(tmp_path, m
     assert out[0].computed == 1  # the errored question is computed again, its tries replaced
     assert _q(db, "SELECT error FROM samples") == [(None,)]
     assert _q(db, "SELECT try_idx, label FROM answer_tries") == [(1, True)]
+
+
+def test_second_judge_judges_every_try_and_the_viewer_shows_the_tries(tmp_path, scripted_judge) -> None:
+    from bench.cli import main
+
+    db = tmp_path / "bench.duckdb"
+    out = run_job(compose_cfg(tmp_path, "dataset.limit=2", "run.concurrency=1", "run_strategies=[om]",
+                              "answer.retries.max=2", "judge.second_model=offline/judge"))
+    tries = _q(db, f"SELECT question_id, try_idx, label, label_second, judge_second_raw FROM answer_tries "
+                   f"WHERE run_key = '{out[0].run_key}' ORDER BY question_id, try_idx")
+    assert len(tries) == 3 and all(second is not None and raw for *_, second, raw in tries)
+    second_calls = _q(db, f"SELECT count(*) FROM calls WHERE run_key = '{out[0].run_key}' AND role = 'second_judge'")
+    assert second_calls[0][0] == 2 + 3  # the first tries and every retry
+    assert main(["view", "--db", str(db), "--out", str(tmp_path / "view")]) == 0
+    qid = tries[0][0]
+    page = next((tmp_path / "view" / "q").rglob(f"*{qid}*.html")).read_text()
+    assert "Retries of the wrong answer" in page and "with retries (Mastra runner's count)" in page
+    assert "second judge" in page
+
+
+def test_an_answer_tries_table_without_the_second_judge_columns_gains_them() -> None:
+    from bench.store.db import ensure_schema
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE answer_tries (run_key VARCHAR, question_id VARCHAR, try_idx BIGINT, hypothesis VARCHAR, "
+                "label BOOLEAN, judge_raw VARCHAR, error VARCHAR, PRIMARY KEY (run_key, question_id, try_idx))")
+    con.execute("INSERT INTO answer_tries VALUES ('r', 'q', 1, 'h', false, 'no', NULL)")
+    ensure_schema(con)
+    cols = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = "
+                                      "'answer_tries' ORDER BY ordinal_position").fetchall()]
+    assert cols[-2:] == ["label_second", "judge_second_raw"]
+    assert con.execute("SELECT label_second FROM answer_tries").fetchall() == [(None,)]
