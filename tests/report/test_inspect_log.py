@@ -60,6 +60,23 @@ def test_exported_run_reads_back_with_inspect(tmp_path: Path, real_data_dir: Pat
         assert s.model_usage["offline/reader"].input_tokens == row.prompt_tokens
     assert any(md_obs for s in log.samples for md_obs in s.metadata["memory"] if md_obs["kind"] == "observations")
 
+    # a question that failed: no score, its error on the sample, counted as unscored (a .json log this time)
+    import duckdb
+
+    failed = samples.index[0]
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE samples SET error = 'context_window: prompt too long', label = NULL, label_second = NULL "
+                "WHERE run_key = ? AND question_id = ?", [run["run_key"], failed])
+    con.close()
+    assert main(["export", "--db", str(db), "--run", run["name"], "--format", "inspect",
+                 "--out", str(tmp_path / "one.json")]) == 0
+    log = read_eval_log(str(tmp_path / "one.json"))
+    s = next(s for s in log.samples if s.id == failed)
+    assert s.scores is None and s.error.message == "context_window: prompt too long"
+    judge = log.results.scores[0]
+    assert (judge.scored_samples, judge.unscored_samples) == (5, 1)
+    assert judge.metrics["accuracy"].value == pytest.approx(samples.drop(failed).label.astype(bool).mean())
+
 
 def test_inspect_format_refuses_eval_results(tmp_path: Path, capsys) -> None:
     assert main(["export", "--db", str(tmp_path / "none.duckdb"), "--run", "x", "--format", "inspect",
