@@ -58,6 +58,9 @@ def test_exported_run_reads_back_with_inspect(tmp_path: Path, real_data_dir: Pat
         assert [m["text"] for m in md["memory"]] == [m.text for m in memory[s.id]]
         assert "cause" in md["answer_location"]
         assert s.model_usage["offline/reader"].input_tokens == row.prompt_tokens
+        roles = [(e.role, e.model) for e in s.events if e.event == "model"]  # Inspect's transcript: the stored calls
+        assert roles == [("actor", "offline/reader"), ("judge", "offline/judge"), ("second_judge", "offline/judge")]
+        assert s.events[0].output.completion == row.hypothesis
     assert any(md_obs for s in log.samples for md_obs in s.metadata["memory"] if md_obs["kind"] == "observations")
 
     # a question that failed: no score, its error on the sample, counted as unscored (a .json log this time)
