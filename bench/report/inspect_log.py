@@ -13,6 +13,8 @@ One `EvalSample` per stored question (`id` = question id, epoch 1):
   prefill_tokens (simulated, per cache profile, whole question: Actor and background calls), cost_usd (the
   system's calls, USD), judge_cost_usd, memory (the memory view the question was answered from: kind, generation,
   tokens, text; OM: observations at question time) and answer_location (bench.report.attribution);
+- `events`: a `ModelEvent` per call whose texts were stored (Inspect's transcript: Actor and judge at question time;
+  every replay call with `output.store_prompts=all`), `role` the om-bench role;
 - `model_usage`: real calls' tokens and USD per model (simulated Actor turns of the replay left out).
 
 The log's results hold the micro accuracy (`accuracy`, with `stderr`) and the macro over question types
@@ -86,6 +88,30 @@ def _messages(prompt: list[dict[str, Any]] | None, question: str, answer: str | 
     return out
 
 
+def _events(qc: Any, texts: dict[int, Any], question: str, when: str | None) -> list[Any]:
+    """A `ModelEvent` per call of the question whose texts were stored (Actor and judge at question time; every
+    replay call with `output.store_prompts=all`): `role` the om-bench role, usage and latency from `calls`."""
+    from inspect_ai.event import ModelEvent
+    from inspect_ai.model import GenerateConfig, ModelOutput, ModelUsage
+
+    out = []
+    for c in qc.itertuples():
+        idx = int(c.call_idx)
+        if idx not in texts or not texts[idx][0]:
+            continue
+        prompt, reply = texts[idx]
+        model = str(c.model or "unknown")
+        output = ModelOutput.from_content(model, reply or "")
+        i, o = int(_num(c.prompt_tokens) or 0), int(_num(c.completion_tokens) or 0)
+        output.usage = ModelUsage(input_tokens=i, output_tokens=o, total_tokens=i + o)
+        extra: dict[str, Any] = {"timestamp": when} if when else {}  # else the time of the export
+        out.append(ModelEvent(
+            model=model, role=str(c.role), input=_messages(prompt, question, None, None), tools=[],
+            tool_choice="none", config=GenerateConfig(), output=output, working_time=_num(c.latency_s),
+            metadata={"call_idx": idx, "phase": c.phase, "simulated": bool(c.simulated)}, **extra))
+    return out
+
+
 def _score(label: Any, hypothesis: str | None, raw: Any, model: Any) -> Any:
     from inspect_ai.scorer import Score
 
@@ -109,6 +135,7 @@ def build_eval_log(res: Results, run_key: str) -> EvalLog:
     name = name_of(runs[runs.run_key == run_key].iloc[0].to_dict())
     samples = res.samples(run_key)
     calls = res.query("SELECT question_id, call_idx, role, phase, model, prompt_tokens, completion_tokens, cost_usd, "
+                      "latency_s, "
                       "coalesce(simulated, false) AS simulated FROM calls WHERE run_key = ? ORDER BY question_id, "
                       "call_idx", [run_key])
     prefill = res.query("SELECT question_id, profile, prefill_tokens FROM v_prefill WHERE run_key = ?", [run_key])
@@ -163,6 +190,7 @@ def build_eval_log(res: Results, run_key: str) -> EvalLog:
             messages=_messages(prompt, question, hyp, actor_model),
             output=ModelOutput.from_content(actor_model, hyp or ""),
             scores=verdicts or None, model_usage=usage,
+            events=_events(qc, texts, question, _iso(s.get("answered_at"))),
             error=log.EvalError(message=error, traceback="", traceback_ansi="") if error else None,
             completed_at=_iso(s.get("answered_at")) or "",
             metadata={

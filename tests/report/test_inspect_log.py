@@ -58,7 +58,27 @@ def test_exported_run_reads_back_with_inspect(tmp_path: Path, real_data_dir: Pat
         assert [m["text"] for m in md["memory"]] == [m.text for m in memory[s.id]]
         assert "cause" in md["answer_location"]
         assert s.model_usage["offline/reader"].input_tokens == row.prompt_tokens
+        roles = [(e.role, e.model) for e in s.events if e.event == "model"]  # Inspect's transcript: the stored calls
+        assert roles == [("actor", "offline/reader"), ("judge", "offline/judge"), ("second_judge", "offline/judge")]
+        assert s.events[0].output.completion == row.hypothesis
     assert any(md_obs for s in log.samples for md_obs in s.metadata["memory"] if md_obs["kind"] == "observations")
+
+    # a question that failed: no score, its error on the sample, counted as unscored (a .json log this time)
+    import duckdb
+
+    failed = samples.index[0]
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE samples SET error = 'context_window: prompt too long', label = NULL, label_second = NULL "
+                "WHERE run_key = ? AND question_id = ?", [run["run_key"], failed])
+    con.close()
+    assert main(["export", "--db", str(db), "--run", run["name"], "--format", "inspect",
+                 "--out", str(tmp_path / "one.json")]) == 0
+    log = read_eval_log(str(tmp_path / "one.json"))
+    s = next(s for s in log.samples if s.id == failed)
+    assert s.scores is None and s.error.message == "context_window: prompt too long"
+    judge = log.results.scores[0]
+    assert (judge.scored_samples, judge.unscored_samples) == (5, 1)
+    assert judge.metrics["accuracy"].value == pytest.approx(samples.drop(failed).label.astype(bool).mean())
 
 
 def test_inspect_format_refuses_eval_results(tmp_path: Path, capsys) -> None:
