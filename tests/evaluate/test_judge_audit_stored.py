@@ -74,3 +74,16 @@ def test_audits_are_stored_per_judge_configuration_and_shown_beside_accuracy(
     assert yes_row["judge_audit"].cell() == "100%!" and yes_row["judge_audit"].unreliable
     flat = " ".join(format_summary(rows, prof).split())
     assert "UNRELIABLE judge: openai/gpt-4o-2024-08-06 accepted 6 of 6 (100%" in flat
+
+
+def test_judge_audit_as_part_of_a_run(tmp_path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.runner.app import run_job
+
+    monkeypatch.chdir(tmp_path)
+    run_job(compose_cfg(tmp_path, "dataset=synthetic", "dataset.limit=4", "run_strategies=[oracle]", "judge.audit=6"))
+    out = " ".join(capsys.readouterr().out.split())
+    with Results(tmp_path / "bench.duckdb") as res:
+        audits = res.judge_audits()
+    assert len(audits) == 1 and audits.judge_model.iloc[0] == "offline/judge" and int(audits.n_requested.iloc[0]) == 6
+    assert "judge FP" in out and "judge audit: offline/judge accepted" in out  # the run's own summary shows it
