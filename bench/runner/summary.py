@@ -228,13 +228,14 @@ def accuracy_table(rows: list[dict[str, Any]]) -> list[str]:
     types = [t for t in bench.question_types if t in have]
     types += sorted({t for r in rows for t in r["per_type"]} - set(types))[: max(0, 8 - len(types))]
     audited = any(r.get("judge_audit") is not None for r in rows)
-    header = ["run", "n", "micro", *(["judge FP"] if audited else []), "macro", "abst",
+    header = ["run", "n", "micro", *(["jFP"] if audited else []), "macro", "abst",
               *(bench.short_labels.get(t, t[:5]) for t in types)]
     body = []
     for r in rows:
         n = f"{r['n']}/{r['planned']}" if r["planned"] and r["n"] < r["planned"] else str(r["n"])
         fp = [r["judge_audit"].cell() if r.get("judge_audit") is not None else "-"] if audited else []
-        cells = [_name(r["label"], LABEL_W - 1), n, _pct(r["micro"], 1).strip(), *fp,
+        # the name gives jFP its room
+        cells = [_name(r["label"], LABEL_W - 1 - (6 if audited else 0)), n, _pct(r["micro"], 1).strip(), *fp,
                  *(_pct(r[k], 1).strip() for k in ("macro", "abstention"))]
         for t in types:
             a = r["per_type"].get(t, (None, 0))[0]
@@ -245,7 +246,7 @@ def accuracy_table(rows: list[dict[str, Any]]) -> list[str]:
         if len(types) > 1 else (bench.short_labels.get(types[0], types[0][:5]) if types else "types")
     lines.append(f"micro: judged questions · macro: mean over types · abst: abstention · {span}: % correct")
     if audited:
-        lines.append("judge FP: wrong answers its judge accepted (ombench judge-audit); !: over 10%, accuracy inflated")
+        lines.append("jFP: wrong answers its judge accepted (ombench judge-audit); !: over 10%, accuracy inflated")
     return lines
 
 
