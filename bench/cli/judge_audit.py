@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     console.print(result.verdict, style="bold red" if result.false_positive.rate > 0.1 else None, soft_wrap=True)
     if stored:
         console.print(f"stored in {stored}: runs judged by {j.model} with these templates and parse rule show "
-                      "its false-positive rate beside their accuracy (summary, report, viewer)", soft_wrap=True)
+                      "its false-positive rate beside their accuracy (run summary, report)", soft_wrap=True)
     return 0
 
 
@@ -88,12 +88,13 @@ def _config(overrides: list[str]) -> object:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
+    from bench.cli.run import open_mapping_overrides, quote_string_overrides
     from bench.conf import compose
     from bench.config import validate
     from bench.errors import ConfigError
 
-    try:
-        composed = compose(overrides)
+    try:  # typed as for `ombench run`: gateway.api_base.openai=URL works without a '+'
+        composed = compose(quote_string_overrides(open_mapping_overrides(list(overrides))))
     except (HydraException, OmegaConfBaseException) as exc:
         raise ConfigError(f"config override: {str(exc).splitlines()[0]} (overrides: {' '.join(overrides)})") from None
     return validate(composed)

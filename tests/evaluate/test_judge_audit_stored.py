@@ -40,7 +40,7 @@ def test_audits_are_stored_per_judge_configuration_and_shown_beside_accuracy(
     # an always-yes judge of another model: stored, but it does not qualify the offline-judged run
     with FakeOpenAIServer(lambda body: "yes") as server:
         yes = _audit(capsys, db, "model.judge.model=openai/gpt-4o-2024-08-06",
-                     f"+gateway.api_base.openai={server.base_url}")
+                     f"gateway.api_base.openai={server.base_url}")  # typed as for `ombench run` (no '+')
     assert yes["stored"] == str(db) and yes["false_positive"]["rate"] == 1.0
     rows, prof = summary_rows(db)
     assert rows[0]["judge_audit"] is None
