@@ -134,6 +134,7 @@ class JudgeCfg:
     # more judges beside model.judge.model (litellm models): every question judged by each, the headline verdict is
     # their strict majority (yes only when more than half say yes), each verdict stored (bench.evaluate.judge)
     panel: list[str] = field(default_factory=list)
+    audit: int = 0  # after the run, `ombench judge-audit --n N` of this judge on the run's dataset (0 = off)
 
 
 @dataclass

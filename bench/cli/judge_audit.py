@@ -32,30 +32,18 @@ def run(args: argparse.Namespace) -> int:
 
     from bench.assemble import assemble
     from bench.errors import ConfigError
-    from bench.evaluate.judge import Judge
-    from bench.evaluate.judge_audit import audit_judge, audit_row
-    from bench.roles import Role
+    from bench.evaluate.judge_audit import audit_job
 
     if args.n < 0:
         raise ConfigError("--n must be >= 0 (0 = every question)")
     job = assemble(_config(args.overrides))
-    probes_of = getattr(job.benchmark, "judge_probes", None)
-    if probes_of is None:
-        raise ConfigError(f"dataset.benchmark={job.benchmark.name}: this benchmark builds no judge probes")
     ds = job.load_data()
-    probes = probes_of(ds.instances, args.n, args.seed)
     j = job.judge
     gateway = job.make_gateway()
-    judge = Judge(gateway.model(Role.JUDGE), template_set=j.templates, model_name=j.model, parse=j.parse,
-                  source=j.source, benchmark=job.benchmark)
-    result = asyncio.run(audit_judge(judge, probes, concurrency=args.concurrency))
-    offline = j.model.startswith("offline/")
-    n_questions = len({p.question_id for p in probes})
-    stored = None
-    if not args.no_store:
-        stored = store_audit(job.cfg.output.db, audit_row(
-            result, judge.protocol(), dataset_name=ds.name, n_requested=args.n, seed=args.seed,
-            n_questions=n_questions, offline_engine=offline))
+    result, row = asyncio.run(audit_job(job, ds, gateway, n=args.n, seed=args.seed, concurrency=args.concurrency))
+    offline = bool(row["offline_engine"])
+    n_questions = int(row["n_questions"])
+    stored = store_audit(job.cfg.output.db, row) if not args.no_store else None
     if args.json:
         print(json.dumps({**result.to_json(), "dataset": ds.name, "questions": n_questions,
                           "offline_engine": offline, "stored": stored}))
@@ -79,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     console.print(result.verdict, style="bold red" if result.false_positive.rate > 0.1 else None, soft_wrap=True)
     if stored:
         console.print(f"stored in {stored}: runs judged by {j.model} with these templates and parse rule show "
-                      "its false-positive rate beside their accuracy (summary, report, viewer)", soft_wrap=True)
+                      "its false-positive rate beside their accuracy (run summary, report)", soft_wrap=True)
     return 0
 
 
@@ -100,12 +88,13 @@ def _config(overrides: list[str]) -> object:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
+    from bench.cli.run import open_mapping_overrides, quote_string_overrides
     from bench.conf import compose
     from bench.config import validate
     from bench.errors import ConfigError
 
-    try:
-        composed = compose(overrides)
+    try:  # typed as for `ombench run`: gateway.api_base.openai=URL works without a '+'
+        composed = compose(quote_string_overrides(open_mapping_overrides(list(overrides))))
     except (HydraException, OmegaConfBaseException) as exc:
         raise ConfigError(f"config override: {str(exc).splitlines()[0]} (overrides: {' '.join(overrides)})") from None
     return validate(composed)

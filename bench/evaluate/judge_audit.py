@@ -96,6 +96,29 @@ async def audit_judge(judge: Any, probes: Sequence[Any], *, concurrency: int = 4
     return out
 
 
+async def audit_job(job: Any, ds: Any, gateway: Any, *, n: int, seed: int = 0,
+                    concurrency: int = 4) -> tuple[AuditResult, dict[str, Any]]:
+    """Audit the judge of an assembled job (`bench.assemble.Job`; its model, templates and parse rule, through
+    `gateway`) on probes from `n` questions of the dataset `ds` (0 = all); returns the result and its
+    `judge_audits` row.
+    Raises ConfigError when the benchmark builds no probes; model errors propagate."""
+    from bench.errors import ConfigError
+    from bench.evaluate.judge import Judge
+    from bench.roles import Role
+
+    probes_of = getattr(job.benchmark, "judge_probes", None)
+    if probes_of is None:
+        raise ConfigError(f"dataset.benchmark={job.benchmark.name}: this benchmark builds no judge probes")
+    probes = probes_of(ds.instances, n, seed)
+    j = job.judge
+    judge = Judge(gateway.model(Role.JUDGE), template_set=j.templates, model_name=j.model, parse=j.parse,
+                  source=j.source, benchmark=job.benchmark)
+    result = await audit_judge(judge, probes, concurrency=concurrency)
+    row = audit_row(result, judge.protocol(), dataset_name=ds.name, n_requested=n, seed=seed,
+                    n_questions=len({p.question_id for p in probes}), offline_engine=j.model.startswith("offline/"))
+    return result, row
+
+
 # --- stored audits (table judge_audits) and the runs they qualify ------------------------------------------------
 
 

@@ -198,6 +198,7 @@ async def _run(job: Job, raw: dict[str, Any], multirun: bool, job_dir: Path | No
     outcomes: list[RunOutcome] = []
     budget = Budget(root.run.max_usd)  # run.max_usd caps the whole job, every strategy together
     failed = True
+    audit: dict[str, Any] | None = None
     try:
         with Progress(root.run.progress, profile=_headline_profile(root)) as progress:
             for strategy in root.run_strategies:
@@ -205,6 +206,10 @@ async def _run(job: Job, raw: dict[str, Any], multirun: bool, job_dir: Path | No
                 outcomes.append(outcome)
                 if outcome.stopped:  # the next strategies would call the same models
                     break
+        if root.judge.audit > 0 and not multirun and not root.dataset.shard and not root.dry_run:
+            from bench.evaluate.judge_audit import audit_job
+
+            _, audit = await audit_job(job, ds, gateway, n=root.judge.audit)  # judge.audit: stored below
         failed = False
     finally:
         await gateway.aclose()
@@ -215,6 +220,15 @@ async def _run(job: Job, raw: dict[str, Any], multirun: bool, job_dir: Path | No
                 raise
             # else closing the file that failed: the failure that matters is already on its way
     from bench.runner.digest import print_digest
+
+    if audit is not None:  # beside the accuracy it qualifies: the summary below reads it
+        from bench.store import Store
+
+        store = Store(root.output.db)
+        try:
+            store.record_judge_audit(audit)
+        finally:
+            store.close()
 
     if not multirun and root.dataset.shard:
         from bench.store.shards import merge_command

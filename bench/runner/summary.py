@@ -228,24 +228,27 @@ def accuracy_table(rows: list[dict[str, Any]]) -> list[str]:
     types = [t for t in bench.question_types if t in have]
     types += sorted({t for r in rows for t in r["per_type"]} - set(types))[: max(0, 8 - len(types))]
     audited = any(r.get("judge_audit") is not None for r in rows)
-    header = ["run", "n", "micro", *(["judge FP"] if audited else []), "macro", "abst",
+    header = ["run", "n", "micro", *(["jFP"] if audited else []), "macro", "abst",
               *(bench.short_labels.get(t, t[:5]) for t in types)]
     body = []
     for r in rows:
         n = f"{r['n']}/{r['planned']}" if r["planned"] and r["n"] < r["planned"] else str(r["n"])
         fp = [r["judge_audit"].cell() if r.get("judge_audit") is not None else "-"] if audited else []
-        cells = [_name(r["label"], LABEL_W - 1), n, _pct(r["micro"], 1).strip(), *fp,
+        cells = [r["label"], n, _pct(r["micro"], 1).strip(), *fp,
                  *(_pct(r[k], 1).strip() for k in ("macro", "abstention"))]
         for t in types:
             a = r["per_type"].get(t, (None, 0))[0]
             cells.append("-" if a is None else f"{100 * a:.0f}%")
         body.append(cells)
-    lines = rich_lines(header, body)
+    # the run name (cut in the middle) gives the numbers their room: every cell whole within WIDTH
+    natural = max(len(ln) for ln in rich_lines(header, [[_name(c[0], LABEL_W - 1), *c[1:]] for c in body], 1000))
+    w = max(14, LABEL_W - 1 - max(0, natural - WIDTH))
+    lines = rich_lines(header, [[_name(c[0], w), *c[1:]] for c in body])
     span = f"{bench.short_labels.get(types[0], types[0][:5])}..{bench.short_labels.get(types[-1], types[-1][:5])}" \
         if len(types) > 1 else (bench.short_labels.get(types[0], types[0][:5]) if types else "types")
     lines.append(f"micro: judged questions · macro: mean over types · abst: abstention · {span}: % correct")
     if audited:
-        lines.append("judge FP: wrong answers its judge accepted (ombench judge-audit); !: over 10%, accuracy inflated")
+        lines.append("jFP: wrong answers its judge accepted (ombench judge-audit); !: over 10%, accuracy inflated")
     return lines
 
 

@@ -35,12 +35,12 @@ def test_audits_are_stored_per_judge_configuration_and_shown_beside_accuracy(
 
     # nothing audited yet: no column, no note
     rows, prof = summary_rows(db)
-    assert "judge FP" not in format_summary(rows, prof)
+    assert "jFP" not in format_summary(rows, prof)
 
     # an always-yes judge of another model: stored, but it does not qualify the offline-judged run
     with FakeOpenAIServer(lambda body: "yes") as server:
         yes = _audit(capsys, db, "model.judge.model=openai/gpt-4o-2024-08-06",
-                     f"+gateway.api_base.openai={server.base_url}")
+                     f"gateway.api_base.openai={server.base_url}")  # typed as for `ombench run` (no '+')
     assert yes["stored"] == str(db) and yes["false_positive"]["rate"] == 1.0
     rows, prof = summary_rows(db)
     assert rows[0]["judge_audit"] is None
@@ -56,7 +56,7 @@ def test_audits_are_stored_per_judge_configuration_and_shown_beside_accuracy(
     assert got is not None and got.false_positive.n == off["false_positive"]["n"] > 0
     text = format_summary(rows, prof)
     header = next(ln for ln in text.splitlines() if ln.startswith("run"))
-    assert header.split()[:4] == ["run", "n", "micro", "judge"]  # right after the accuracy it qualifies
+    assert header.split()[:4] == ["run", "n", "micro", "jFP"]  # right after the accuracy it qualifies
     flat = " ".join(text.split())
     assert all(len(ln) <= 100 for ln in text.splitlines())
     assert "judge audit: offline/judge accepted 0 of" in flat and "questions of synthetic" in flat
@@ -74,3 +74,16 @@ def test_audits_are_stored_per_judge_configuration_and_shown_beside_accuracy(
     assert yes_row["judge_audit"].cell() == "100%!" and yes_row["judge_audit"].unreliable
     flat = " ".join(format_summary(rows, prof).split())
     assert "UNRELIABLE judge: openai/gpt-4o-2024-08-06 accepted 6 of 6 (100%" in flat
+
+
+def test_judge_audit_as_part_of_a_run(tmp_path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.runner.app import run_job
+
+    monkeypatch.chdir(tmp_path)
+    run_job(compose_cfg(tmp_path, "dataset=synthetic", "dataset.limit=4", "run_strategies=[oracle]", "judge.audit=6"))
+    out = " ".join(capsys.readouterr().out.split())
+    with Results(tmp_path / "bench.duckdb") as res:
+        audits = res.judge_audits()
+    assert len(audits) == 1 and audits.judge_model.iloc[0] == "offline/judge" and int(audits.n_requested.iloc[0]) == 6
+    assert "jFP" in out and "judge audit: offline/judge accepted" in out  # the run's own summary shows it
