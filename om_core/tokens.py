@@ -132,7 +132,8 @@ class TokenCounter:
                 run = []
             run.append(line)
         pieces.append("\n".join(run))
-        memo, out = self._lines, []
+        memo = self._lines
+        out: list[int] = []
         for piece in pieces:
             ids = memo.get(piece)
             if ids is None:
