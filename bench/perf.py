@@ -235,12 +235,13 @@ async def warm_up(gateway: Gateway) -> float:
 async def run_perf(
     instances: Sequence[Instance],
     cfg: RootCfg,
-    prof: cProfile.Profile | None = None,
+    profs: dict[str, cProfile.Profile] | None = None,
     sizes: Sequence[int] | None = None,
 ) -> tuple[dict[str, StrategyStats], float, float]:
     """Replay every question through every strategy of `cfg.run_strategies`, with the simulators of
     `cfg.cachesim`: the stats, the replay seconds, the (excluded) warm-up seconds. The job is assembled once
-    (bench.assemble) with the offline engine in every role, as a dry run's."""
+    (bench.assemble) with the offline engine in every role, as a dry run's. `profs` (strategy name -> profiler,
+    filled in here for every strategy replayed) profiles each strategy's replays on their own."""
     job = assemble(cfg, offline_roles=True, download=False)
     specs = list(job.strategies.values())
     make_sims = job.cache.make_sims
@@ -254,25 +255,28 @@ async def run_perf(
         gc.freeze()
     stats = {spec.name: StrategyStats() for spec in specs}
     t_start = time.perf_counter()
-    if prof:
-        prof.enable()
     for i, inst in enumerate(instances):
         for spec in specs:
             st = stats[spec.name]
+            prof = profs.setdefault(spec.name, cProfile.Profile()) if profs is not None else None
             t0 = time.perf_counter()
+            if prof:
+                prof.enable()
             try:
                 res = await replay_one(inst, spec, gateway, counter, make_sims)
             except Exception as exc:  # as in the runner: one question's failure is recorded, not fatal
+                if prof:
+                    prof.disable()
                 st.seconds += time.perf_counter() - t0
                 st.failed.append(f"{inst.question_id}: {type(exc).__name__}: {exc}")
                 continue
+            if prof:
+                prof.disable()
             took = time.perf_counter() - t0
             st.seconds += took
             if sizes is not None:
                 st.per_question.append((sizes[i], took))
             _accumulate(st, res)
-    if prof:
-        prof.disable()
     return stats, time.perf_counter() - t_start, warm_s
 
 
@@ -307,9 +311,9 @@ COMPONENTS: tuple[tuple[str, str], ...] = (
 OTHER = "other (stdlib, builtins)"
 
 
-def breakdown(stats: pstats.Stats) -> str:
-    """tottime per component; stdlib/builtin time is charged to the component that called it (up to 4 levels),
-    e.g. dataclasses.fields called by om_core counts as om_core."""
+def component_seconds(stats: pstats.Stats) -> dict[str, float]:
+    """tottime per component (COMPONENTS); stdlib/builtin time is charged to the component that called it (up
+    to 4 levels), e.g. dataclasses.fields called by om_core counts as om_core."""
     table = stats.stats  # type: ignore[attr-defined]  # typeshed omits Stats.stats, the only record of callers
 
     def own(fn: tuple[str, int, str]) -> str:
@@ -329,10 +333,40 @@ def breakdown(stats: pstats.Stats) -> str:
     totals: dict[str, float] = {}
     for fn, (_cc, _nc, tt, _ct, _callers) in table.items():
         charge(fn, tt, 0, totals)
+    return totals
+
+
+def breakdown(stats: pstats.Stats) -> str:
+    """component_seconds as lines: component, seconds, share."""
+    totals = component_seconds(stats)
     total = sum(totals.values()) or 1.0
     return "\n".join(
         f"  {name:<30}{sec:>8.2f} s {sec / total:>6.1%}" for name, sec in sorted(totals.items(), key=lambda kv: -kv[1])
     )
+
+
+# Short column names of the per-strategy table (the components of COMPONENTS, other last).
+_SHORT = {
+    "tokenizer (tiktoken encode)": "tokenizer", "cache simulators": "simulators",
+    "prompt rendering to units": "rendering", "strategies": "strategy", "replay driver": "driver",
+    "offline engine + gateway": "engine+gw", "om_core storage": "om storage", "om_core": "om_core",
+    "sqlite": "sqlite", "json": "json", OTHER: "other",
+}
+
+
+def strategy_breakdown(per_strategy: dict[str, pstats.Stats]) -> str:
+    """Where each strategy's replay time goes: one row per strategy (profiled on its own), the share of its
+    profiled time per component (component_seconds), and its profiled seconds."""
+    shares = {name: component_seconds(st) for name, st in per_strategy.items()}
+    cols = [c for c in _SHORT if any(t.get(c) for t in shares.values())]
+    head = f"{'strategy':<13}{'profiled s':>11}" + "".join(f"{_SHORT[c]:>11}" for c in cols)
+    out = ["where each strategy's time goes (cProfile tottime by component, share of the strategy's profiled time):",
+           head]
+    for name, totals in shares.items():
+        total = sum(totals.values())
+        out.append(f"{name:<13}{total:>11.2f}" + "".join(
+            f"{totals.get(c, 0.0) / total if total else 0.0:>11.0%}" for c in cols))
+    return "\n".join(out)
 
 
 def tokenizer_callers(stats: pstats.Stats, top: int = 8) -> str:
@@ -396,18 +430,20 @@ def measure(
     gc.freeze()
     try:
         baseline, sizes = tokenise_baseline(instances)
-        prof = cProfile.Profile() if cpu_profile else None
-        stats, replay_s, warm_s = asyncio.run(run_perf(instances, cfg, prof, sizes))
+        profs: dict[str, cProfile.Profile] | None = {} if cpu_profile else None
+        stats, replay_s, warm_s = asyncio.run(run_perf(instances, cfg, profs, sizes))
     finally:
         gc.unfreeze()
     text = ""
-    if prof:
+    if profs:
         buf = io.StringIO()
-        ps = pstats.Stats(prof, stream=buf).sort_stats("tottime")
+        per = {name: pstats.Stats(p) for name, p in profs.items()}
+        ps = pstats.Stats(*profs.values(), stream=buf).sort_stats("tottime")
         ps.print_stats(cpu_profile)
         text = (
-            "where the time goes (cProfile tottime by component; the profiler slows the replay):\n"
+            "where the time goes (cProfile tottime by component, all strategies; the profiler slows the replay):\n"
             + breakdown(ps)
+            + "\n\n" + strategy_breakdown(per)
             + "\n\ntokenizer time by the function that asked for it:\n"
             + tokenizer_callers(ps)
             + "\n\ntop functions:\n"

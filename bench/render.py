@@ -5,14 +5,16 @@ for ChatML's `<|im_start|>role<|im_sep|>`), then the token ids of each of its se
 Real providers tokenise the concatenated message, so a token may differ at a segment join; that only moves a
 cache boundary by a token or two. The rendering is a list of `Unit`s (one per header and one per segment).
 
-One `Renderer` owns the tokenizer and every memo (segment ids by text, recent renderings, the last long text
-rendered under each segment key); `reset()` drops them. The process-wide default (`default_renderer()`, o200k
+One `Renderer` owns the tokenizer and every memo (segment ids by text, recent renderings); `reset()` drops
+them. The process-wide default (`default_renderer()`, o200k
 through om_core's memoised counter) is what `prompt_units(prompt)` / `token_count(prompt)` / `token_ids(prompt)` use;
 tests swap it with `set_default_renderer`. (`bench.prompt` holds the plain types and never imports this module.)
 
 Speed: a prompt reuses the rendering of the leading Segment objects it shares with a recent prompt (so
-rendering costs O(changed segments)), and a long segment whose text changed is tokenised from its previous
-text's ids where that is exact (only the changed tail is tokenised; see `encode_incremental`).
+rendering costs O(changed segments)), and a long segment whose text changed is tokenised piece by piece between
+the newlines where the encoding must split, each piece memoised (`TokenCounter.encode_by_lines`), so only the
+pieces not seen before are tokenised. (`encode_incremental`, the earlier rule that re-used a previous text's
+ids up to its first change, stays for callers and tests.)
 """
 
 from __future__ import annotations
@@ -123,19 +125,18 @@ class Renderer:
     """Renders prompts to `Unit`s with one tokenizer; owns the memos that make re-rendering cheap.
 
     `tokenizer` maps a text to its token ids and should memoise by text (it is called for every new segment);
-    None is om_core's default o200k_base counter, whose memo is shared with token counting, and which allows
-    incremental tokenisation of long segments that changed. The memos are bounded: `max_memo_entries`
-    segment texts and `max_memo_tokens` token ids (past either the oldest half goes), `recent` renderings,
-    `max_long_keys` long texts (one per segment key). Not thread-safe: one renderer per thread.
+    None is om_core's default o200k_base counter, whose memo is shared with token counting, and which
+    tokenises long segments that changed by line pieces. The memos are bounded: `max_memo_entries` segment
+    texts and `max_memo_tokens` token ids (past either the oldest half goes), `recent` renderings. Not
+    thread-safe: one renderer per thread.
     """
 
     def __init__(self, tokenizer: Tokenizer | None = None, *, max_memo_entries: int = 200_000,
-                 max_memo_tokens: int = 6_000_000, recent: int = 8, max_long_keys: int = 512) -> None:
+                 max_memo_tokens: int = 6_000_000, recent: int = 8) -> None:
         self._custom = tokenizer
         self.max_memo_entries = max_memo_entries
         self.max_memo_tokens = max_memo_tokens
         self.recent = recent
-        self.max_long_keys = max_long_keys
         self.reset()
 
     @property
@@ -153,7 +154,7 @@ class Renderer:
         return self._memo_tokens
 
     def reset(self) -> None:
-        """Forget every memo (segment ids, recent renderings, headers, long texts)."""
+        """Forget every memo (segment ids, recent renderings, headers)."""
         # (role, text) -> (unit key, token ids): one dict look-up per new segment instead of a tokenizer call;
         # first in, first out past its bounds (token ids are ~36 bytes each, and background requests are
         # 100k-token segments)
@@ -167,7 +168,6 @@ class Renderer:
         self._recent: list[_Rendering] = []
         self._last: tuple[Prompt, list[Segment], _Rendering] | None = None  # every simulator asks for it
         self._header_units: dict[str, Unit] = {}
-        self._long: dict[str, tuple[str, tuple[int, ...]]] = {}  # segment key -> last long text under it (LRU)
 
     # ---- public rendering -------------------------------------------------------------------------------
     def render(self, prompt: Prompt) -> list[Unit]:
@@ -231,28 +231,19 @@ class Renderer:
         return hit
 
     def _encode_segment(self, key: str, text: str, enc: Tokenizer) -> tuple[int, ...]:
-        """Token ids of a segment text not in the memo: incrementally from the last long text of the same key
-        when the default tokenizer is in use, else enc(text)."""
+        """Token ids of a segment text not in the memo: a long text through the default counter's line-piece
+        memo (`TokenCounter.encode_by_lines`, exact for o200k and cl100k) when the default tokenizer is in use,
+        else enc(text). A block whose parts moved (om's OTHER-conversations block gains a thread at its start
+        when a session ends) then tokenises only the pieces it has not seen; `encode_incremental`, used here
+        before, only saved a change near the end."""
         if self._custom is not None or len(text) < INCREMENTAL_MIN_CHARS or not key:
             return enc(text)
         from om_core import default_counter
-        from om_core.formats import get_encoding
 
         counter = default_counter()
-        prev = self._long.get(key)
-        ids = None
-        # a text the counter has already encoded (e.g. a background request's) is a look-up: cheaper still
-        if prev is not None and prev[0] != text and not counter.has_encoded(text):
-            if counter.encoding_name in _SAFE_ENCODINGS:
-                raw = get_encoding(counter.encoding_name)  # no memo: the tails are used once
-                ids = encode_incremental(prev[0], prev[1], text, lambda t: raw.encode(t, disallowed_special=()))
-        if ids is None:
-            ids = enc(text)
-        self._long.pop(key, None)
-        if len(self._long) >= self.max_long_keys:
-            del self._long[next(iter(self._long))]  # the least recently rendered key
-        self._long[key] = (text, ids)
-        return ids
+        if counter.encoding_name in _SAFE_ENCODINGS:
+            return counter.encode_by_lines(text)
+        return enc(text)
 
     def _render(self, segs: list[Segment]) -> _Rendering:
         seg_ids = list(map(id, segs))

@@ -85,6 +85,8 @@ class TokenCounter:
         self._ids_chars = 0
         self._lock = threading.Lock()
         self._glue = _ROLE_GLUE.get(encoding)
+        self._lines: dict[str, tuple[int, ...]] = {}  # encode_by_lines' per-piece memo (first in, first out)
+        self._max_lines = max_entries
 
     def splits_after_role(self, role: str, text: str) -> bool:
         """Whether tokens(role + text) == tokens(role) + tokens(text) is guaranteed by the encoding's
@@ -112,6 +114,45 @@ class TokenCounter:
                 old, _ = self._ids.popitem(last=False)
                 self._ids_chars -= len(old)
         return ids
+
+    def encode_by_lines(self, text: str) -> tuple[int, ...]:
+        """encode(text), exactly, for a long text that recurs with parts moved, added or removed (a block of
+        other conversations, an observation log): where the encoding must split after a newline (a line that
+        starts with neither whitespace nor "/", as in count_joined), the pieces between such points are
+        tokenised on their own and memoised, so only pieces not seen before are tokenised. The whole text's ids
+        are memoised as encode's. Other encodings: encode(text)."""
+        with self._lock:
+            hit = self._ids.get(text)
+        if hit is not None or self.encoding_name not in NEWLINE_SPLIT_ENCODINGS:
+            return hit if hit is not None else self.encode(text)
+        pieces: list[str] = []
+        run: list[str] = []
+        for line in text.split("\n"):
+            if run and line and not line[0].isspace() and line[0] != "/":
+                pieces.append("\n".join(run) + "\n")
+                run = []
+            run.append(line)
+        pieces.append("\n".join(run))
+        memo = self._lines
+        out: list[int] = []
+        for piece in pieces:
+            ids = memo.get(piece)
+            if ids is None:
+                ids = tuple(self._enc.encode(piece, disallowed_special=()))
+                if len(memo) >= self._max_lines:
+                    for old in list(memo)[: len(memo) // 2]:
+                        del memo[old]
+                memo[piece] = ids
+            out.extend(ids)
+        whole = tuple(out)
+        with self._lock:
+            if text not in self._ids:
+                self._ids_chars += len(text)
+            self._ids[text] = whole
+            while self._ids and (len(self._ids) > self._max // 4 or self._ids_chars > self._max_chars):
+                old, _ = self._ids.popitem(last=False)
+                self._ids_chars -= len(old)
+        return whole
 
     def has_encoded(self, text: str) -> bool:
         """Whether `encode(text)` is memoised, i.e. would be a look-up rather than a tokenisation."""

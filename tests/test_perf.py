@@ -15,6 +15,13 @@ def test_measure_replays_every_strategy_and_profile_and_reports_a_ratio():
     assert report.baseline_s > 0 and report.ratio > 0 and report.peak_rss_bytes >= report.rss_after_load_bytes > 0
     text = report.render()
     assert "ratio:" in text and "where the time goes" in text and "strategies" in text
+    # one row per strategy, profiled on its own: its profiled seconds and the shares of its components
+    table = text.split("where each strategy's time goes", 1)[1].split("\n\n", 1)[0].splitlines()
+    head, rows = table[1].split(), {r.split()[0]: r.split() for r in table[2:]}
+    assert head[:3] == ["strategy", "profiled", "s"] and "tokenizer" in head and "simulators" in head
+    assert set(rows) == set(report.strategies)
+    for row in rows.values():
+        assert float(row[1]) > 0 and 95 <= sum(int(c.rstrip("%")) for c in row[2:]) <= 105  # rounded shares
 
 
 def test_perf_config_is_the_run_config_with_overrides():

@@ -145,3 +145,24 @@ def test_message_count_adds_role_and_content_only_where_the_encoding_splits_them
                 assert whole == len(raw.encode(role, disallowed_special=())) + len(raw.encode(text, disallowed_special=()))
             assert c.count_message(role, text) == whole + MESSAGE_OVERHEAD
     assert TokenCounter("cl100k_base").splits_after_role("user", "I") is False  # a letter continues cl100k's word
+
+
+def test_encode_by_lines_equals_encode_and_reuses_pieces() -> None:
+    """encode_by_lines gives tiktoken's ids exactly (newlines before spaces, "/", "<", quotes, CRLF, blank lines),
+    and a block whose parts moved tokenises only its new pieces."""
+    import random
+
+    chars = list("aAzZ09 \t'’\"([{-_.,!?🔴é中<>/*") + ["\n"] * 6 + ["\r\n", "\n\n", "\n/", "\n ", "\n<", "\n*", "\n'"]
+    for enc in ("o200k_base", "cl100k_base"):
+        c = TokenCounter(enc)
+        rng = random.Random(7)
+        for _ in range(5000):
+            t = "".join(rng.choice(chars) for _ in range(rng.randint(0, 40)))
+            assert c.encode_by_lines(t) == tuple(c._enc.encode(t, disallowed_special=()))
+    c = TokenCounter()
+    parts = [f'<other-conversation id="c{i}">\n**User:** bought {i} bikes\n</other-conversation>\n' for i in range(50)]
+    assert c.encode_by_lines("".join(parts)) == tuple(c._enc.encode("".join(parts)))
+    pieces = len(c._lines)
+    moved = "".join([parts[-1], *parts[:-1]])  # the newest part first: every old piece is found again
+    assert c.encode_by_lines(moved) == tuple(c._enc.encode(moved))
+    assert len(c._lines) == pieces
