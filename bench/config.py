@@ -264,6 +264,11 @@ def validate(cfg: Any) -> RootCfg:
         raise ConfigError(f"run.max_usd={root.run.max_usd}: give a positive dollar amount, or null for no cap")
     if root.output.store_prompts not in ("none", "question", "all"):
         raise ConfigError(f"output.store_prompts={root.output.store_prompts!r}: use none, question or all")
+    from bench.cachesim.registry import PROFILES
+
+    if root.output.report_profile not in PROFILES:
+        raise ConfigError(f"output.report_profile={root.output.report_profile!r}: use a cache profile "
+                          f"({', '.join(PROFILES)}), one of cachesim.profiles")
     _check_numbers(root)
     return root
 
@@ -289,6 +294,7 @@ def _check_numbers(root: RootCfg) -> None:
             raise ConfigError(f"model.{r.value}.model is empty; name a litellm model (e.g. openai/gpt-4o) or the offline "
                               f"engine's ({r.offline_model})")
     _at_least("answer.max_tokens", a.max_tokens, 1, "tokens", optional=True)
+    _at_least("answer.temperature", a.temperature, 0, optional=True)
     if m.actor_max_input_tokens <= answer_reserve(a):
         raise ConfigError(f"model.actor_max_input_tokens={m.actor_max_input_tokens}: must be more than answer.max_tokens "
                           f"({answer_reserve(a)}): the Actor's window holds the prompt and the answer; set the model's "

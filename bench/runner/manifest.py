@@ -71,5 +71,7 @@ def build_manifest(job: Job, ds: Dataset, strategy: str, key: str, raw_cfg: dict
                "benchmark": cfg.dataset.benchmark, "isolation_unit": job.benchmark.isolation_unit,
                "dataset_path": str(ds.path) if ds.path else None, "subset_ids": ds.subset_ids, "price_map": prices,
                "judge": judge, **panel, "run_name": run_name(key, cfg.experiment_name, strategy, ds.split or ds.name,
-                                                      len(ds.subset_ids) if ds.subset_ids else None)},
+                                                      len(ds.subset_ids) if ds.subset_ids else None),
+               # a part of a run split across processes: merge_shards combines the parts' rows (bench.store.shard_runs)
+               **({"shard": f"{ds.shard[0]}/{ds.shard[1]}"} if ds.shard else {})},
     )

@@ -25,6 +25,7 @@ from bench.store.contract import QuestionResult, RunManifest
 from bench.store.db import arrow_table, connect, format_error, is_io_failure, rollback, sql
 from bench.store.rows import now, question_rows, run_row, to_json
 from bench.store.schema import QUESTION_TABLES, columns
+from bench.store.shard_runs import combine
 
 
 def _safe(s: str) -> str:
@@ -234,16 +235,35 @@ _FIXES = {"full": "free disk space, then", "readonly": "make the results file wr
           "damaged": "move the results file aside (a fresh one is made), then"}
 
 
+def _merge_runs(con: duckdb.DuckDBPyConnection, run_files: list[str]) -> None:
+    """Upsert one row per run key: the shards of one run (`dataset.shard`) combined (bench.store.shard_runs), with
+    the row an earlier merge left for shards not merged now; an existing run keeps its start."""
+    by_key: dict[str, list[dict[str, Any]]] = {}
+    for f in run_files:
+        for r in pq.read_table(f).to_pylist():
+            by_key.setdefault(r["run_key"], []).append(r)
+    rows = []
+    for key, got in by_key.items():
+        old = sql(con, "SELECT extra FROM runs WHERE run_key = ?", [key])
+        rows.append(combine(got, old[0][0] if old else None))
+    cols = columns("runs")
+    sets = ", ".join([f"{c} = excluded.{c}" for c in cols if c not in ("run_key", "started_at")] +
+                     ["started_at = least(runs.started_at, excluded.started_at)"])
+    con.register("_ombench_runs", arrow_table("runs", rows))
+    try:
+        sql(con, f"INSERT INTO runs BY NAME SELECT {', '.join(cols)} FROM _ombench_runs "
+                 f"ON CONFLICT (run_key) DO UPDATE SET {sets}")
+    finally:
+        con.unregister("_ombench_runs")
+
+
 def _merge(files: dict[str, list[str]], db_path: str | Path) -> int:
     con = connect(db_path)
     try:
         sql(con, "BEGIN TRANSACTION")
         try:
             if files["runs"]:
-                cols = columns("runs")
-                sets = ", ".join(f"{c} = excluded.{c}" for c in cols if c not in ("run_key", "started_at"))
-                sql(con, f"INSERT INTO runs BY NAME SELECT {', '.join(cols)} FROM read_parquet(?, union_by_name=true) "
-                         f"ON CONFLICT (run_key) DO UPDATE SET {sets}", [files["runs"]])
+                _merge_runs(con, files["runs"])
             added = 0
             if files["samples"]:
                 sql(con, "CREATE OR REPLACE TEMP TABLE _new_q AS SELECT s.run_key, s.question_id "

@@ -51,6 +51,8 @@ BAD = [
     (["output.response_cache_policy=ro"], "does not exist but output.response_cache_policy=ro"),
     (["gateway.max_attempts=0"], "gateway.max_attempts=0: must be >= 1"),
     (["model.actor.model="], "model.actor.model is empty"),
+    (["answer.temperature=-1"], "answer.temperature=-1.0: must be >= 0"),
+    (["output.report_profile=azure"], "output.report_profile='azure': use a cache profile (ideal, openai, "),
 ]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from bench.benchmarks.longmemeval.loader import load_dataset
@@ -105,3 +106,65 @@ def test_shards_of_a_sweep_are_one_run_with_one_name(tmp_path: Path, monkeypatch
     with Results(tmp_path / "bench.duckdb") as res:
         runs = res.runs()
     assert len(runs) == 1 and runs.name.iloc[0] == "quick" and runs.n_questions_planned.iloc[0] == 4
+
+
+def _run_row(db: Path) -> dict:
+    import json
+
+    with Results(db) as res:
+        runs = res.runs()
+    assert len(runs) == 1
+    row = runs.iloc[0].to_dict()
+    return {**row, "extra": json.loads(row["extra"])}
+
+
+def test_merged_shards_make_one_coherent_runs_row(tmp_path: Path) -> None:
+    """The runs row of a merged split run is every shard's, not the last-merged shard's: the earliest start, the
+    latest finish, finished only when every shard is merged and finished, failures summed; merging in two goes
+    gives the same row as one merge."""
+    common = ("experiment=quick", "dataset.limit=6", "run_strategies=[full_context]")
+    for i in (1, 2, 3):
+        run_job(compose_cfg(tmp_path, *common, f"dataset.shard={i}/3"))
+    parts = tmp_path / "shards"
+    import pyarrow.parquet as pq
+
+    shard_rows = {p.parent.parent.name: pq.read_table(p).to_pylist()[0] for p in parts.glob("*/runs/*.parquet")}
+    assert len(shard_rows) == 3
+    db = tmp_path / "bench.duckdb"
+    assert merge_shards(parts / "part-2-of-3", db) == 2  # one shard first: the run is not finished
+    row = _run_row(db)
+    assert row["status"] == "stopped" and pd.isna(row["finished_at"])
+    assert row["extra"]["stopped"] == "shards not merged yet: 1/3, 3/3" and list(row["extra"]["shards"]) == ["2/3"]
+    assert merge_shards(parts, db) == 4  # then all of them
+    row = _run_row(db)
+    assert row["status"] == "finished" and row["extra"]["stopped"] is None and row["n_questions_planned"] == 6
+    assert list(row["extra"]["shards"]) == ["1/3", "2/3", "3/3"] and "shard" not in row["extra"]
+    assert row["started_at"] == min(r["started_at"] for r in shard_rows.values())
+    assert row["finished_at"] == max(r["finished_at"] for r in shard_rows.values())
+    assert row["extra"]["n_failures"] == 0 and row["extra"]["failures"] == []
+    assert merge_shards(parts, db) == 0 and _run_row(db) == row  # merging again changes nothing
+
+
+def test_combined_row_keeps_every_shards_stop_and_failures() -> None:
+    import json
+    from datetime import datetime
+
+    from bench.store.shard_runs import combine
+
+    def shard(i: int, status: str, failures: int, stopped: str | None) -> dict:
+        fails = [{"question_id": f"q{i}{k}", "phase": "ingest", "kind": "auth", "message": "no"} for k in range(failures)]
+        return {"run_key": "om-1", "status": status, "started_at": datetime(2026, 1, 1, i),
+                "finished_at": datetime(2026, 1, 1, i, 30), "n_questions_planned": 9,
+                "extra": json.dumps({"shard": f"{i}/3", "stopped": stopped, "n_failures": failures,
+                                     "failures": fails, "run_name": "om"})}
+
+    row = combine([shard(3, "finished", 0, None), shard(1, "stopped", 2, "error: auth: bad key"),
+                   shard(2, "finished", 1, None)])
+    extra = json.loads(row["extra"])
+    assert row["status"] == "stopped" and row["started_at"] == datetime(2026, 1, 1, 1)
+    assert row["finished_at"] == datetime(2026, 1, 1, 3, 30)
+    assert extra["stopped"] == "shard 1/3: error: auth: bad key" and extra["n_failures"] == 3
+    assert [f["question_id"] for f in extra["failures"]] == ["q10", "q11", "q20"] and extra["run_name"] == "om"
+    running = combine([shard(1, "finished", 0, None), {**shard(2, "running", 0, None), "finished_at": None},
+                       shard(3, "finished", 0, None)])
+    assert running["status"] == "running" and running["finished_at"] is None
