@@ -9,15 +9,18 @@ from typing import Any
 
 def _source(extra: Any, dataset_name: str | None) -> str | None:
     """A run's dataset: the file it read (runs.extra `dataset_path`), else its name (the synthetic sample)."""
-    e = extra if isinstance(extra, dict) else (json.loads(extra) if isinstance(extra, str) and extra else {})
-    return e.get("dataset_path") or dataset_name
+    try:
+        e = extra if isinstance(extra, dict) else (json.loads(extra) if isinstance(extra, str) and extra else {})
+    except ValueError:
+        e = {}
+    got = (e.get("dataset_path") if isinstance(e, dict) else None) or dataset_name
+    return got if isinstance(got, str) and got else None  # a NULL name reads as NaN
 
 
 def gold_by_run(res: Any, run_keys: list[str], benchmark: Any) -> tuple[dict[str, dict[str, list[Any]]], list[str]]:
     """(run_key -> question id -> its `GoldSession`s, notes on what could not be read). A benchmark without
-    `gold_sessions`, or a dataset that is gone, leaves those runs out with a note."""
-    from bench.errors import UserError
-
+    `gold_sessions` leaves every run out; a dataset that cannot be read (gone, moved, another format) leaves its
+    runs out with a note: the viewer never fails for want of them."""
     load = getattr(benchmark, "gold_sessions", None)
     if load is None:
         return {}, []
@@ -35,6 +38,7 @@ def gold_by_run(res: Any, run_keys: list[str], benchmark: Any) -> tuple[dict[str
     for src, ids in wanted.items():
         try:
             loaded[src] = load(src, ids)
-        except (UserError, OSError, ValueError) as exc:
-            notes.append(f"gold evidence sessions not shown for runs on {src}: {str(exc).splitlines()[0]}")
+        except Exception as exc:  # the pages are written without them; the note says why
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            notes.append(f"gold evidence sessions not shown for runs on {src}: {why}")
     return {k: loaded[s] for k, s in source_of.items() if s in loaded}, notes

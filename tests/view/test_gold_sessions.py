@@ -79,3 +79,18 @@ def test_long_memory_is_folded_behind_a_show_all_toggle_not_cut(tmp_path) -> Non
     html = env.get_template("sections/" + sec.template).render(c=sec.context)
     assert f"* line {MEMORY_FOLD_LINES * 3 - 1}" in html and f"* line {MEMORY_FOLD_LINES * 3 // 2}" in html  # whole
     assert "folded" in html and f"show all {MEMORY_FOLD_LINES * 3} lines" in html
+
+
+def test_a_dataset_that_cannot_be_read_leaves_a_note_not_a_failure(site) -> None:
+    from bench.errors import DataError
+    from bench.view.gold import gold_by_run
+
+    class Gone:
+        def gold_sessions(self, source, ids):
+            raise DataError(f"{source}: file not found; check the path")
+
+    db, _, _ = site
+    with Results(db) as res:
+        keys = res.run_keys()
+        got, notes = gold_by_run(res, keys, Gone())
+    assert got == {} and len(notes) == 1 and "file not found" in notes[0]
