@@ -73,11 +73,21 @@ def chat_prompt_tokens(messages: list[dict[str, Any]]) -> int:
 
     Counted as len(encode(text)) (equal to count_string) because encode's memo is the one prompt rendering
     and the strategies use: the messages of a background call were mostly tokenised already (history a
-    summariser condenses) or will be right after (the cache simulators render the same request)."""
+    summariser condenses) or will be right after (the cache simulators render the same request). A long text
+    (an Observer's message history, a Reflector's log) goes through encode_by_lines: the lines it shares with
+    earlier requests are not tokenised again."""
     from om_core import default_counter
 
-    encode = default_counter().encode
-    return sum(len(encode(text_of(m))) + 3 for m in messages) + 3
+    counter = default_counter()
+    encode, by_lines = counter.encode, counter.encode_by_lines
+
+    def ids(text: str) -> tuple[int, ...]:
+        return by_lines(text) if len(text) >= LONG_TEXT_CHARS else encode(text)
+
+    return sum(len(ids(text_of(m))) + 3 for m in messages) + 3
+
+
+LONG_TEXT_CHARS = 4096  # as bench.render's INCREMENTAL_MIN_CHARS
 
 
 def completion_tokens(text: str) -> int:

@@ -253,3 +253,16 @@ def test_reflector_output_always_fits_the_cap_newest_kept() -> None:
     body = parse_observer_output(out).observations
     assert "fact 10-19 " in body and "fact 1-0 " not in body  # newest kept, oldest left out
     assert body.startswith("Date: Mar ") and "Date: Mar 1, 2026" not in body  # no date header left empty
+
+
+def test_request_tokens_of_long_texts_equal_the_plain_count() -> None:
+    """chat_prompt_tokens counts a long request text by memoised line pieces: the same count as tiktoken's."""
+    from bench.offline.engine import LONG_TEXT_CHARS, chat_prompt_tokens
+    from om_core.formats import get_encoding
+
+    enc = get_encoding("o200k_base")
+    log = "\n".join(f"* 🔴 (09:{i % 60:02d}) User said item {i} costs ${i}.50\n  * -> sub /{i}\n" for i in range(400))
+    assert len(log) >= LONG_TEXT_CHARS
+    for text in (log, "<observations>\n" + log[::-1] + "\n</observations>"):
+        msgs = [{"role": "system", "content": "sys"}, {"role": "user", "content": text}]
+        assert chat_prompt_tokens(msgs) == 3 + sum(len(enc.encode(m["content"], disallowed_special=())) + 3 for m in msgs)
