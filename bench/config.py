@@ -3,6 +3,7 @@ typo or a wrong type fails at once with a one-line message naming the key and th
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -314,6 +315,12 @@ def _check_numbers(root: RootCfg) -> None:
     if g.local_timeout_s is not None:
         _positive("gateway.local_timeout_s", g.local_timeout_s, "seconds (or null: gateway.timeout_s applies)")
     _at_least("gateway.local_max_concurrency", g.local_max_concurrency, 1, optional=True)
+    for name, url in g.api_base.items():
+        if not re.match(r"https?://[^/\s]+", str(url or "")):
+            from bench.secrets import redact_text
+
+            raise ConfigError(f"gateway.api_base.{name}={redact_text(str(url))!r} is not an http(s) URL; give the "
+                              "server's base URL, e.g. http://localhost:8000/v1")
     for section in ("rpm", "tpm", "context_window"):
         for name, value in getattr(g, section).items():
             _positive(f"gateway.{section}.{name}", value, "(remove the entry to leave it unset)")

@@ -52,6 +52,7 @@ BAD = [
     (["gateway.max_attempts=0"], "gateway.max_attempts=0: must be >= 1"),
     (["model.actor.model="], "model.actor.model is empty"),
     (["answer.temperature=-1"], "answer.temperature=-1.0: must be >= 0"),
+    (["+gateway.api_base.actor=not-a-url"], "gateway.api_base.actor='not-a-url' is not an http(s) URL"),
     (["output.report_profile=azure"], "output.report_profile='azure': use a cache profile (ideal, openai, "),
 ]
 
