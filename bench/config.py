@@ -338,6 +338,33 @@ def _check_numbers(root: RootCfg) -> None:
     why = not_a_results_file(root.output.db)
     if why:
         raise ConfigError(why)
+    _check_paths(root)
+
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _check_paths(root: RootCfg) -> None:
+    """The other files and folders a run writes are of their kind (or absent) before anything is written: a
+    checkpoint folder that is a file, a response cache or OM storage file that is a folder or not SQLite."""
+    cp = Path(str(root.output.checkpoint_dir or ""))
+    if str(cp) and cp.exists() and not cp.is_dir():
+        raise ConfigError(f"output.checkpoint_dir={str(cp)!r} is a file, not a folder; give a folder path (default: "
+                          "${output.dir}/checkpoints) or move the file aside")
+    files: list[tuple[str, Any]] = ([("output.response_cache", root.output.response_cache)]
+                                    if root.output.response_cache_policy != "off" else [])
+    files += [(f"strategies.{k}.params.storage_path", s.params.get("storage_path"))
+              for k, s in root.strategies.items() if k in root.run_strategies and s.params.get("storage_path")]
+    for key, value in files:
+        p = Path(str(value))
+        if p.is_dir():
+            raise ConfigError(f"{key}={str(p)!r} is a folder; give a file path (an SQLite file is made there)")
+        if p.is_file() and p.stat().st_size:
+            with p.open("rb") as fh:
+                head = fh.read(len(_SQLITE_HEADER))
+            if head != _SQLITE_HEADER:
+                raise ConfigError(f"{key}={str(p)!r} is not an SQLite file (it starts with {head[:8]!r}); give a new "
+                                  "path, or move the file aside")
 
 
 def _check_strategies(root: RootCfg) -> None:

@@ -68,3 +68,28 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path: Path, caps
     assert set(written) <= {"hydra"}, written  # Hydra's run folder (its run log says why nothing ran)
     logs = list(tmp_path.glob("hydra/*/*/run.log"))
     assert logs and line.split(":")[0] in logs[0].read_text()
+
+
+@pytest.mark.parametrize(("make", "argv", "line"), [
+    ("file", ["run_strategies=[om]", "output.checkpoint_dir={p}"], "is a file, not a folder"),
+    ("dir", ["output.response_cache={p}"], "output.response_cache="),
+    ("dir", ["run_strategies=[om]", "+strategies.om.params.storage_path={p}"], "is a folder; give a file path"),
+    ("text", ["run_strategies=[om]", "+strategies.om.params.storage_path={p}"], "is not an SQLite file"),
+    ("text", ["output.response_cache={p}"], "is not an SQLite file"),
+], ids=["checkpoint_dir-file", "response_cache-folder", "storage_path-folder", "storage_path-text", "cache-text"])
+def test_a_path_of_the_wrong_kind_is_refused_before_anything_is_written(tmp_path: Path, capsys, keys, make, argv,
+                                                                         line) -> None:
+    """Found by scripts/fault_trial.py: these ended with one line, but after the results file and the response
+    cache had been made."""
+    given = tmp_path / "given" / "thing"
+    given.parent.mkdir()
+    if make == "dir":
+        given.mkdir()
+    else:
+        given.write_text("not sqlite\n" * 20)
+    rc = main(["run", f"output.dir={tmp_path}", "dataset.limit=1", "run.progress=off",
+               *[a.format(p=given) for a in argv]])
+    out, err = capsys.readouterr()
+    assert rc == 2 and err.count("\n") == 1 and err.startswith("ombench: error: ") and line in err, err
+    written = sorted(p.relative_to(tmp_path).parts[0] for p in tmp_path.rglob("*") if p.is_file())
+    assert set(written) <= {"hydra", "given"}, written
