@@ -93,3 +93,13 @@ def test_a_path_of_the_wrong_kind_is_refused_before_anything_is_written(tmp_path
     assert rc == 2 and err.count("\n") == 1 and err.startswith("ombench: error: ") and line in err, err
     written = sorted(p.relative_to(tmp_path).parts[0] for p in tmp_path.rglob("*") if p.is_file())
     assert set(written) <= {"hydra", "given"}, written
+
+
+def test_import_of_a_missing_file_makes_no_results_file(tmp_path: Path, capsys) -> None:
+    """Found by scripts/fault_trial.py: the results file was made before the files to import were read."""
+    db = tmp_path / "i.duckdb"
+    rc = main(["import", str(tmp_path / "none.jsonl"), "--ref", str(tmp_path / "ref.json"), "--name", "x",
+               "--db", str(db)])
+    err = capsys.readouterr().err
+    assert rc != 0 and err.count("\n") == 1 and err.startswith("ombench: error: ") and "not found" in err, err
+    assert not db.exists()
