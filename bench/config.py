@@ -365,6 +365,26 @@ def _check_paths(root: RootCfg) -> None:
             if head != _SQLITE_HEADER:
                 raise ConfigError(f"{key}={str(p)!r} is not an SQLite file (it starts with {head[:8]!r}); give a new "
                                   "path, or move the file aside")
+            why = _damaged_sqlite(p)
+            if why:
+                raise ConfigError(f"{key}={str(p)!r} is a damaged SQLite file ({why}); move it aside (it only caches "
+                                  "what a run computes: a fresh one is made), then re-run the same command")
+
+
+def _damaged_sqlite(path: Path) -> str | None:
+    """Why SQLite cannot read the file's schema (a malformed image, not a database), or None. Reads only the
+    schema, so a large cache is not scanned."""
+    import sqlite3
+
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            con.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return None
 
 
 def _check_strategies(root: RootCfg) -> None:

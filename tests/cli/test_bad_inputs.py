@@ -76,7 +76,10 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path: Path, caps
     ("dir", ["run_strategies=[om]", "+strategies.om.params.storage_path={p}"], "is a folder; give a file path"),
     ("text", ["run_strategies=[om]", "+strategies.om.params.storage_path={p}"], "is not an SQLite file"),
     ("text", ["output.response_cache={p}"], "is not an SQLite file"),
-], ids=["checkpoint_dir-file", "response_cache-folder", "storage_path-folder", "storage_path-text", "cache-text"])
+    ("damaged", ["run_strategies=[om]", "+strategies.om.params.storage_path={p}"], "is a damaged SQLite file"),
+    ("damaged", ["output.response_cache={p}"], "is a damaged SQLite file"),
+], ids=["checkpoint_dir-file", "response_cache-folder", "storage_path-folder", "storage_path-text", "cache-text",
+        "storage_path-damaged", "cache-damaged"])
 def test_a_path_of_the_wrong_kind_is_refused_before_anything_is_written(tmp_path: Path, capsys, keys, make, argv,
                                                                          line) -> None:
     """Found by scripts/fault_trial.py: these ended with one line, but after the results file and the response
@@ -85,6 +88,17 @@ def test_a_path_of_the_wrong_kind_is_refused_before_anything_is_written(tmp_path
     given.parent.mkdir()
     if make == "dir":
         given.mkdir()
+    elif make == "damaged":  # SQLite's header, then noise where its schema and pages were
+        import sqlite3
+
+        con = sqlite3.connect(given)
+        con.execute("CREATE TABLE t (a TEXT)")
+        con.executemany("INSERT INTO t VALUES (?)", [("x" * 500,)] * 50)
+        con.commit()
+        con.close()
+        raw = bytearray(given.read_bytes())
+        raw[100:] = bytes((i * 7 + 3) % 251 for i in range(len(raw) - 100))
+        given.write_bytes(bytes(raw))
     else:
         given.write_text("not sqlite\n" * 20)
     rc = main(["run", f"output.dir={tmp_path}", "dataset.limit=1", "run.progress=off",
