@@ -117,3 +117,14 @@ def test_import_of_a_missing_file_makes_no_results_file(tmp_path: Path, capsys) 
     err = capsys.readouterr().err
     assert rc != 0 and err.count("\n") == 1 and err.startswith("ombench: error: ") and "not found" in err, err
     assert not db.exists()
+
+
+@pytest.mark.parametrize("command", [["runs"], ["report", "--out", "{d}/rep"], ["view", "--out", "{d}/site"]])
+def test_reading_a_file_of_another_kind_names_it_not_a_read_only_file_system(tmp_path: Path, capsys, command) -> None:
+    """Found by scripts/fault_trial.py: `ombench runs --db results.json` said "the file system is read-only"."""
+    other = tmp_path / "results.json"
+    other.write_text("{}")
+    rc = main([command[0], "--db", str(other), *[a.format(d=tmp_path) for a in command[1:]]])
+    err = capsys.readouterr().err
+    assert rc != 0 and err.count("\n") == 1 and "is not a DuckDB results file" in err and "read-only" not in err, err
+    assert other.read_text() == "{}"
