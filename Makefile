@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: bench test test-fast lint perf report soak clean-results conformance
+.PHONY: bench test test-fast lint perf report soak fault-trial clean-results conformance
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -37,6 +37,11 @@ lint: $(TEST_STAMP)
 # the long fault trial (kill -9 at named moments, 20%/40% HTTP faults, bad state; scripts/soak.py): not part of `make test`
 soak: $(TEST_STAMP)
 	$(BIN)/python scripts/soak.py
+
+# the bad-input fault trial (issue 27): ~140 inputs a user types, each a clean one-line error with nothing written
+# or a correct run (scripts/fault_trial.py): not part of `make test`
+fault-trial: $(TEST_STAMP)
+	nice -n 10 $(BIN)/python scripts/fault_trial.py
 
 # Replay throughput (offline engine): the whole LongMemEval_S when the data is found (LONGMEMEVAL_DATA_DIR, else
 # ../shared/data beside the checkout), then how OM's time grows with haystack size; a 10-question sample otherwise

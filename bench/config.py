@@ -3,6 +3,7 @@ typo or a wrong type fails at once with a one-line message naming the key and th
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -321,6 +322,12 @@ def _check_numbers(root: RootCfg) -> None:
     if g.local_timeout_s is not None:
         _positive("gateway.local_timeout_s", g.local_timeout_s, "seconds (or null: gateway.timeout_s applies)")
     _at_least("gateway.local_max_concurrency", g.local_max_concurrency, 1, optional=True)
+    for name, url in g.api_base.items():
+        if not re.match(r"https?://[^/\s]+", str(url or "")):
+            from bench.secrets import redact_text
+
+            raise ConfigError(f"gateway.api_base.{name}={redact_text(str(url))!r} is not an http(s) URL; give the "
+                              "server's base URL, e.g. http://localhost:8000/v1")
     for section in ("rpm", "tpm", "context_window"):
         for name, value in getattr(g, section).items():
             _positive(f"gateway.{section}.{name}", value, "(remove the entry to leave it unset)")
@@ -338,6 +345,53 @@ def _check_numbers(root: RootCfg) -> None:
     why = not_a_results_file(root.output.db)
     if why:
         raise ConfigError(why)
+    _check_paths(root)
+
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _check_paths(root: RootCfg) -> None:
+    """The other files and folders a run writes are of their kind (or absent) before anything is written: a
+    checkpoint folder that is a file, a response cache or OM storage file that is a folder or not SQLite."""
+    cp = Path(str(root.output.checkpoint_dir or ""))
+    if str(cp) and cp.exists() and not cp.is_dir():
+        raise ConfigError(f"output.checkpoint_dir={str(cp)!r} is a file, not a folder; give a folder path (default: "
+                          "${output.dir}/checkpoints) or move the file aside")
+    files: list[tuple[str, Any]] = ([("output.response_cache", root.output.response_cache)]
+                                    if root.output.response_cache_policy != "off" else [])
+    files += [(f"strategies.{k}.params.storage_path", s.params.get("storage_path"))
+              for k, s in root.strategies.items() if k in root.run_strategies and s.params.get("storage_path")]
+    for key, value in files:
+        p = Path(str(value))
+        if p.is_dir():
+            raise ConfigError(f"{key}={str(p)!r} is a folder; give a file path (an SQLite file is made there)")
+        if p.is_file() and p.stat().st_size:
+            with p.open("rb") as fh:
+                head = fh.read(len(_SQLITE_HEADER))
+            if head != _SQLITE_HEADER:
+                raise ConfigError(f"{key}={str(p)!r} is not an SQLite file (it starts with {head[:8]!r}); give a new "
+                                  "path, or move the file aside")
+            why = _damaged_sqlite(p)
+            if why:
+                raise ConfigError(f"{key}={str(p)!r} is a damaged SQLite file ({why}); move it aside (it only caches "
+                                  "what a run computes: a fresh one is made), then re-run the same command")
+
+
+def _damaged_sqlite(path: Path) -> str | None:
+    """Why SQLite cannot read the file's schema (a malformed image, not a database), or None. Reads only the
+    schema, so a large cache is not scanned."""
+    import sqlite3
+
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            con.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return None
 
 
 def _check_strategies(root: RootCfg) -> None:

@@ -10,11 +10,17 @@ latencies, retries, cache hits and checkpoint_restored), and prints one line; th
 3. Actor, judge and embedder on the local fake OpenAI-compatible server: killed inside a response-cache write,
    then 20% and 40% injected HTTP faults (429, 500, malformed, timeout): same figures, and the server's request
    count equals the recorded calls plus their retries;
-4. a joblib sweep whose parent gets SIGTERM: no worker left running.
+4. a joblib sweep whose parent gets SIGTERM: no worker left running;
+5. (issue 27, 29) a run split into question shards (`dataset.shard=i/2`) with one shard killed inside a shard write,
+   re-run, merged: equal to the unsplit run, with one finished `runs` row; a secret sentinel given in `extra_body`,
+   `extra_headers` and as the `?api_key=` of the embedder's base URL (fake server) found in no file and no output;
+   the cassette replay of a real 0.5B model (scripts/cassette_run.py, when the cassette and the data are here)
+   making at most OBSERVER_CALLS_PER_QUESTION Observer calls per question, and the summary saying how many
+   retries of a refused input were skipped.
 
 Offline engine and fake server: rule-based stand-ins, not an LLM; timings are not measured.
 
-    LONGMEMEVAL_DATA_DIR=/work/shared/data .venv/bin/python scripts/soak.py [--out DIR] [--limit N]
+    LONGMEMEVAL_DATA_DIR=/work/shared/data .venv/bin/python scripts/soak.py [--out DIR] [--limit N] [--only GROUP ...]
 """
 
 from __future__ import annotations
@@ -223,20 +229,108 @@ def joblib_check(t: Trial) -> None:
     t.check("SIGTERM to a joblib sweep's parent leaves no worker", one)
 
 
+SENTINEL = "soak-sentinel-5f3a9c-never-written"
+OBSERVER_CALLS_PER_QUESTION = 10  # the cassette replay made 106 Observer calls for 3 questions before issue 27
+
+
+def shard_checks(t: Trial, limit: int) -> None:
+    def one() -> str:
+        import duckdb
+
+        base = [f"dataset.limit={limit}", "run_strategies=[om,full_context]", "run.progress=log",
+                "output.report=false"]
+        whole, split = t.out / "shards-whole", t.out / "shards-split"
+        if (got := t.run([f"output.dir={whole}", *base])).returncode:
+            return f"unsplit run exit {got.returncode}: {got.stderr[-300:]}"
+        if t.run([f"output.dir={split}", *base, "dataset.shard=1/2"], kill_at="shard_write:5").returncode != \
+                -signal.SIGKILL:
+            return "shard 1/2 not killed"
+        for i in (1, 2):
+            if (got := t.run([f"output.dir={split}", *base, f"dataset.shard={i}/2"])).returncode:
+                return f"shard {i}/2 exit {got.returncode}: {got.stderr[-300:]}"
+        done = t.run(["merge", str(split / "shards"), "--db", str(split / "bench.duckdb")], cmd=OMBENCH)
+        if done.returncode:
+            return f"merge exit {done.returncode}: {done.stderr[-300:]}"
+        con = duckdb.connect(str(split / "bench.duckdb"), read_only=True)
+        try:
+            status = sorted(r[0] for r in con.execute("SELECT status FROM runs").fetchall())
+        finally:
+            con.close()
+        return t.same(whole / "bench.duckdb", split / "bench.duckdb") or (
+            "" if status == ["finished", "finished"] else f"runs rows {status}, want two finished")
+    t.check("question shards, one killed in shard_write:5, re-run and merged = unsplit run", one)
+
+
+def secret_checks(t: Trial, limit: int) -> None:
+    def one() -> str:
+        out = t.out / "secrets"
+        with FakeOpenAIServer(_responder) as srv:
+            got = t.run([f"output.dir={out}", "run_strategies=[rag,om]", "strategies.rag.params.retriever=dense",
+                         f"dataset.limit={limit}", "model.embedder.model=openai/text-embedding-3-small",
+                         f"+gateway.api_base.embedder={srv.base_url}?api_key={SENTINEL}-url",
+                         f"+model.judge.params.extra_body={{token: {SENTINEL}-body}}",
+                         f"+model.actor.params.extra_headers={{Authorization: 'Bearer {SENTINEL}-header'}}",
+                         "run.progress=log"], env=t.env(OPENAI_API_KEY=f"{SENTINEL}-env"))
+            seen_key = any(f"{SENTINEL}-url" in h for h in srv.stats.auth)  # the URL's key, sent as the key
+        if got.returncode:
+            return f"exit {got.returncode}: {got.stderr[-300:]}"
+        hits = [str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and SENTINEL.encode() in p.read_bytes()]
+        hits += [n for n, text in (("stdout", got.stdout), ("stderr", got.stderr)) if SENTINEL in text]
+        return (f"sentinel written in {hits[:5]}" if hits else "") or (
+            "" if seen_key else "the ?api_key= of the URL never reached the server as the key")
+    t.check("a secret in extra_body, extra_headers, an ?api_key= URL and the env: in no file, no output", one)
+
+
+def cassette_check(t: Trial) -> None:
+    cassette = Path("/work/shared/cassettes/qwen05b-oracle3.jsonl")
+    if not cassette.is_file() or not os.environ.get("LONGMEMEVAL_DATA_DIR"):
+        print(f"SKIP  cassette replay: needs {cassette} and LONGMEMEVAL_DATA_DIR", flush=True)
+        return
+
+    def one() -> str:
+        import duckdb
+
+        out = t.out / "cassette"
+        got = subprocess.run([sys.executable, "scripts/cassette_run.py", "--out", str(out)], cwd=ROOT, env=t.env(),
+                             capture_output=True, text=True, timeout=1800)
+        if got.returncode:
+            return f"exit {got.returncode}: {got.stderr[-300:]}"
+        con = duckdb.connect(str(out / "bench.duckdb"), read_only=True)
+        try:
+            per_q = dict(con.execute("SELECT question_id, count(*) FROM calls WHERE role = 'observer' "
+                                     "GROUP BY question_id ORDER BY question_id").fetchall())
+        finally:
+            con.close()
+        said = [ln.strip() for ln in got.stdout.splitlines() if "retries of a refused input skipped" in ln]
+        print(f"      cassette: Observer calls per question {per_q}; {said[0] if said else 'no refused line'}",
+              flush=True)
+        if not per_q or max(per_q.values()) > OBSERVER_CALLS_PER_QUESTION:
+            return f"Observer calls per question {per_q}, bound {OBSERVER_CALLS_PER_QUESTION}"
+        return "" if said else "the summary does not say how many retries of a refused input were skipped"
+    t.check(f"cassette replay: at most {OBSERVER_CALLS_PER_QUESTION} Observer calls per question, stated", one)
+
+
+GROUPS = ("kill", "sweep", "http", "joblib", "shards", "secrets", "cassette")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=Path("results/soak"))
     ap.add_argument("--limit", type=int, default=8, help="questions per run (synthetic sample)")
+    ap.add_argument("--only", nargs="+", choices=GROUPS, default=list(GROUPS), help="run these groups of checks")
     args = ap.parse_args()
     if args.out.exists():
         shutil.rmtree(args.out)
     args.out.mkdir(parents=True)
     t = Trial(args.out.resolve())
     started = time.monotonic()
-    kill_checks(t, args.limit)
-    sweep_checks(t, max(2, args.limit // 2))
-    http_checks(t, max(2, args.limit // 2))
-    joblib_check(t)
+    small = max(2, args.limit // 2)
+    for group, check in (("kill", lambda: kill_checks(t, args.limit)), ("sweep", lambda: sweep_checks(t, small)),
+                         ("http", lambda: http_checks(t, small)), ("joblib", lambda: joblib_check(t)),
+                         ("shards", lambda: shard_checks(t, small)), ("secrets", lambda: secret_checks(t, small)),
+                         ("cassette", lambda: cassette_check(t))):
+        if group in args.only:
+            check()
     failed = [r for r in t.results if not r[1]]
     print(f"soak: {len(t.results) - len(failed)}/{len(t.results)} checks passed in "
           f"{(time.monotonic() - started) / 60:.1f} min (offline engine and fake server: not an LLM)")

@@ -16,10 +16,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bench.errors import UserError
     from bench.store import Store
-    from bench.store.external import import_eval_results
+    from bench.store.db import not_a_results_file
+    from bench.store.external import import_eval_results, read_eval_results
 
+    read = read_eval_results(args.eval_results, args.ref, args.name)  # a bad file: nothing made yet
+    why = not_a_results_file(args.db)
+    if why:
+        raise UserError(why)
     with Store(args.db) as store:
-        run_key, n = import_eval_results(store, args.eval_results, args.ref, args.name, replace=args.replace)
+        run_key, n = import_eval_results(store, args.eval_results, args.ref, args.name, replace=args.replace, read=read)
     print(f"imported {n} judged questions as run {run_key} into {args.db}")
     return 0

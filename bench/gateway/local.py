@@ -76,6 +76,7 @@ class ServerInfo:
     tokenize_path: str | None = None  # "/tokenize" or "/extras/tokenize" when the server tokenizes
     tokenize_body: str | None = None  # "vllm", "llama.cpp" or "llama-cpp-python"
     reachable: bool = True
+    down: str | None = None  # why nothing answered at all (connection refused, no such host, timed out)
 
     def model_entry(self, model: str) -> dict[str, Any] | None:
         """The entry of the model a request names (`openai/<id>` or `<id>`), or the only one served."""
@@ -119,8 +120,10 @@ async def probe_server(base_url: str, api_key: str | None = None, *, timeout_s: 
         try:
             resp = await client.get(base_url.rstrip("/") + "/models")
             data = resp.json().get("data") if resp.status_code == 200 else None
-        except (httpx.HTTPError, ValueError, AttributeError):
+        except (httpx.HTTPError, ValueError, AttributeError) as exc:
             info.reachable = False
+            if isinstance(exc, httpx.TransportError):  # nothing answered (an answer without a model list is not this)
+                info.down = str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
             return info
         info.models = [_clean_entry(e) for e in data or []]
         windows = [w for e in info.models if (w := _int(e.get("max_model_len")))]

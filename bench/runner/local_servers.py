@@ -173,8 +173,18 @@ def check_endpoints(endpoints: dict[Role, Endpoint], sizes: list[CallSize]) -> l
     """(level, message) findings: "error" when a role's smallest call cannot fit its server's window, "warning"
     when its largest may not, or when the window is unknown."""
     out: list[tuple[str, str]] = []
+    down: dict[str, list[Endpoint]] = {}
+    for ep in endpoints.values():
+        if ep.info.down:
+            down.setdefault(ep.base_url, []).append(ep)
+    for base, eps in down.items():  # one line per server, naming every role it serves
+        out.append(("error", f"{', '.join(sorted(e.role for e in eps))}: nothing answers at {base} ({eps[0].info.down}); "
+                             f"start the server of {eps[0].model} there, or fix gateway.api_base (--skip-preflight "
+                             "skips this check)"))
     for ep in endpoints.values():
         where = f"{ep.model} at {ep.base_url}"
+        if ep.info.down:
+            continue
         if ep.context_window is None:
             out.append(("warning", f"{ep.role}: {where} does not say its context window; set "
                                    f"gateway.context_window.{ep.role}=<tokens> so calls are checked and fitted"))

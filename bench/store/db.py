@@ -33,6 +33,9 @@ def connect(path: str | Path, read_only: bool = False, *, snapshot: bool = False
     p = Path(path)
     if read_only and not p.exists():
         raise UserError(f"DuckDB file {p} not found; run `ombench run` first or pass the right --db")
+    if read_only and not_a_results_file(p, "--db"):  # DuckDB's own reading: "the file system is read-only"
+        raise UserError(f"--db {p} is not a DuckDB results file; pass the file `ombench run` wrote (its output.db, "
+                        "by default results/bench.duckdb)")
     action = f"opening the results file {p}" + ("" if read_only else " for writing")
     try:
         if not read_only:
@@ -97,25 +100,26 @@ def snapshot_of(p: Path, action: str) -> Connection:
 DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file (DuckDB's storage header)
 
 
-def not_a_results_file(path: str | Path) -> str | None:
+def not_a_results_file(path: str | Path, key: str = "output.db") -> str | None:
     """Why `path` cannot be a results file, or None when it is absent, empty or a DuckDB file. Reads 12 bytes;
     an existing file of another kind (JSON, CSV, garbage) would otherwise be opened by DuckDB as an in-memory
-    database and every result written to it lost."""
+    database and every result written to it lost (read, it failed as "the file system is read-only"). `key`: how the
+    path was given (`output.db`, `--db`)."""
     p = Path(path)
     if not p.exists():
         return None
     if p.is_dir():
-        return f"output.db={p} is a folder, not a DuckDB file; give a file path (e.g. {p / 'bench.duckdb'})"
+        return f"{key}={p} is a folder, not a DuckDB file; give a file path (e.g. {p / 'bench.duckdb'})"
     try:
         with p.open("rb") as fh:
             head = fh.read(12)
     except OSError as exc:
-        return f"output.db={p} cannot be read ({exc.strerror or exc}); fix its permissions or pass another output.db=..."
+        return f"{key}={p} cannot be read ({exc.strerror or exc}); fix its permissions or pass another {key}=..."
     if not head or head[8:12] == DUCKDB_MAGIC:
         return None
     fresh = p.with_name(p.stem + ".duckdb") if p.suffix != ".duckdb" else p.with_name(p.stem + "-new.duckdb")
-    return (f"output.db={p} exists and is not a DuckDB results file; results would be lost: "
-            f"move it aside or pass a new file, e.g. output.db={fresh}")
+    return (f"{key}={p} exists and is not a DuckDB results file; results would be lost: "
+            f"move it aside or pass a new file, e.g. {key}={fresh}")
 
 
 def is_io_failure(exc: BaseException) -> bool:

@@ -52,6 +52,7 @@ BAD = [
     (["gateway.max_attempts=0"], "gateway.max_attempts=0: must be >= 1"),
     (["model.actor.model="], "model.actor.model is empty"),
     (["answer.temperature=-1"], "answer.temperature=-1.0: must be >= 0"),
+    (["+gateway.api_base.actor=not-a-url"], "gateway.api_base.actor='not-a-url' is not an http(s) URL"),
     (["output.report_profile=azure"], "output.report_profile='azure': use a cache profile (ideal, openai, "),
 ]
 
@@ -67,3 +68,63 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path: Path, caps
     assert set(written) <= {"hydra"}, written  # Hydra's run folder (its run log says why nothing ran)
     logs = list(tmp_path.glob("hydra/*/*/run.log"))
     assert logs and line.split(":")[0] in logs[0].read_text()
+
+
+@pytest.mark.parametrize(("make", "argv", "line"), [
+    ("file", ["run_strategies=[om]", "output.checkpoint_dir={p}"], "is a file, not a folder"),
+    ("dir", ["output.response_cache={p}"], "output.response_cache="),
+    ("dir", ["run_strategies=[om]", "+strategies.om.params.storage_path={p}"], "is a folder; give a file path"),
+    ("text", ["run_strategies=[om]", "+strategies.om.params.storage_path={p}"], "is not an SQLite file"),
+    ("text", ["output.response_cache={p}"], "is not an SQLite file"),
+    ("damaged", ["run_strategies=[om]", "+strategies.om.params.storage_path={p}"], "is a damaged SQLite file"),
+    ("damaged", ["output.response_cache={p}"], "is a damaged SQLite file"),
+], ids=["checkpoint_dir-file", "response_cache-folder", "storage_path-folder", "storage_path-text", "cache-text",
+        "storage_path-damaged", "cache-damaged"])
+def test_a_path_of_the_wrong_kind_is_refused_before_anything_is_written(tmp_path: Path, capsys, keys, make, argv,
+                                                                         line) -> None:
+    """Found by scripts/fault_trial.py: these ended with one line, but after the results file and the response
+    cache had been made."""
+    given = tmp_path / "given" / "thing"
+    given.parent.mkdir()
+    if make == "dir":
+        given.mkdir()
+    elif make == "damaged":  # SQLite's header, then noise where its schema and pages were
+        import sqlite3
+
+        con = sqlite3.connect(given)
+        con.execute("CREATE TABLE t (a TEXT)")
+        con.executemany("INSERT INTO t VALUES (?)", [("x" * 500,)] * 50)
+        con.commit()
+        con.close()
+        raw = bytearray(given.read_bytes())
+        raw[100:] = bytes((i * 7 + 3) % 251 for i in range(len(raw) - 100))
+        given.write_bytes(bytes(raw))
+    else:
+        given.write_text("not sqlite\n" * 20)
+    rc = main(["run", f"output.dir={tmp_path}", "dataset.limit=1", "run.progress=off",
+               *[a.format(p=given) for a in argv]])
+    out, err = capsys.readouterr()
+    assert rc == 2 and err.count("\n") == 1 and err.startswith("ombench: error: ") and line in err, err
+    written = sorted(p.relative_to(tmp_path).parts[0] for p in tmp_path.rglob("*") if p.is_file())
+    assert set(written) <= {"hydra", "given"}, written
+
+
+def test_import_of_a_missing_file_makes_no_results_file(tmp_path: Path, capsys) -> None:
+    """Found by scripts/fault_trial.py: the results file was made before the files to import were read."""
+    db = tmp_path / "i.duckdb"
+    rc = main(["import", str(tmp_path / "none.jsonl"), "--ref", str(tmp_path / "ref.json"), "--name", "x",
+               "--db", str(db)])
+    err = capsys.readouterr().err
+    assert rc != 0 and err.count("\n") == 1 and err.startswith("ombench: error: ") and "not found" in err, err
+    assert not db.exists()
+
+
+@pytest.mark.parametrize("command", [["runs"], ["report", "--out", "{d}/rep"], ["view", "--out", "{d}/site"]])
+def test_reading_a_file_of_another_kind_names_it_not_a_read_only_file_system(tmp_path: Path, capsys, command) -> None:
+    """Found by scripts/fault_trial.py: `ombench runs --db results.json` said "the file system is read-only"."""
+    other = tmp_path / "results.json"
+    other.write_text("{}")
+    rc = main([command[0], "--db", str(other), *[a.format(d=tmp_path) for a in command[1:]]])
+    err = capsys.readouterr().err
+    assert rc != 0 and err.count("\n") == 1 and "is not a DuckDB results file" in err and "read-only" not in err, err
+    assert other.read_text() == "{}"

@@ -112,3 +112,15 @@ def test_swapping_the_model_behind_a_name_computes_a_new_run(tmp_path, monkeypat
     assert first[0].computed == 2 and again[0].computed == 0 and again[0].run_key == first[0].run_key
     assert swapped[0].run_key != first[0].run_key and swapped[0].computed == 2
     assert srv.stats.chat_requests == 8  # two questions x (answer + judge), twice: nothing replayed from the cache
+
+
+def test_a_server_that_does_not_answer_is_a_preflight_error(tmp_path):
+    """A local api_base where nothing listens (the server not started, a wrong port) is one line before any question,
+    not a run whose every question fails after its retries."""
+    with FakeOpenAIServer(models=[MODEL], props=PROPS) as srv:
+        url = srv.base_url
+    cfg = local_cfg(tmp_path, type("Gone", (), {"base_url": url})(), "model.actor_max_input_tokens=6000")
+    with pytest.raises(UserError) as err:
+        check_local_servers(cfg)
+    [line] = str(err.value).splitlines()  # one line for the server, naming every role it serves
+    assert f"nothing answers at {url}" in line and "gateway.api_base" in line and "actor" in line.split(":")[0]

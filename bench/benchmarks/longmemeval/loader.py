@@ -189,6 +189,13 @@ def _locate_known(name: str, data_dir: str | Path | None) -> tuple[Path, bool]:
                 if candidate.is_file():
                     return candidate, False
         looked = [f"{s}.json[.xz]" for s in stems]
+        folders = [folder / f"{s}{x}" for s in stems for x in SUFFIXES if (folder / f"{s}{x}").is_dir()]
+        if not folder.exists():
+            looked.append(f"{folder} does not exist")
+        elif not folder.is_dir():
+            looked.append(f"{folder} is a file, not a folder")
+        elif folders:
+            looked.append(f"{folders[0]} is a folder, not a data file")
     return _from_hub(name, hub_file, folder, looked), True
 
 

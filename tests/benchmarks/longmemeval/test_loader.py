@@ -198,3 +198,20 @@ def test_a_file_of_another_benchmark_is_named_not_longmemeval(tmp_path: Path) ->
         load_dataset(str(locomo))
     msg = str(err.value)
     assert "not LongMemEval" in msg and "sample_id" in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize("kind", ["missing", "file", "folder-inside"])
+def test_a_data_dir_that_cannot_hold_the_file_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """Found by scripts/fault_trial.py: a missing data_dir, a file given as data_dir and a folder named like the data
+    file inside it were all only "not found in <dir>"."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    data_dir = tmp_path / "data"
+    if kind == "file":
+        data_dir.write_text("x")
+    elif kind == "folder-inside":
+        (data_dir / "longmemeval_oracle.json").mkdir(parents=True)
+    with pytest.raises(DataError) as err:
+        load_dataset("longmemeval_oracle", data_dir=data_dir)
+    want = {"missing": f"{data_dir} does not exist", "file": f"{data_dir} is a file, not a folder",
+            "folder-inside": "longmemeval_oracle.json is a folder, not a data file"}[kind]
+    assert want in str(err.value) and "\n" not in str(err.value)
