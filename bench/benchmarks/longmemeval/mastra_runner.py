@@ -64,7 +64,7 @@ def _checked(text: str, where: str, sha256: str) -> str:
     got = hashlib.sha256(text.encode("utf-8")).hexdigest()
     if got != sha256:
         raise ConfigError(f"answer.prompt=mastra: the Actor instructions in {where} have sha256 {got[:12]}…, not the "
-                          f"pinned {sha256[:12]}…; refusing them (another version of run.ts or an edit)")
+                          f"pinned {sha256[:12]}…; refusing them (another version of the runner file or an edit)")
     return got
 
 
@@ -96,13 +96,13 @@ def runner_actor(runner_file: str | None = None, sha256: str | None = None) -> R
         text = runner_instructions(data.decode("utf-8"), str(path))
         got = _checked(text, str(path), sha256)
         _store(data)  # later runs find it without the option
-        return RunnerActor(text, got, f"Mastra runner run.ts ({path})")
+        return RunnerActor(text, got, f"Mastra runner file commands/run.ts ({path})")
     target = cached_path()
     if target.is_file():
         text = runner_instructions(target.read_text(encoding="utf-8"), str(target))
         got = hashlib.sha256(text.encode("utf-8")).hexdigest()
         if got == sha256:
-            return RunnerActor(text, got, "Mastra runner run.ts (cached)")
+            return RunnerActor(text, got, "Mastra runner file commands/run.ts (cached)")
         target.unlink()  # a damaged or foreign copy: fetch it again
     if RUNNER_REF is None:
         raise ConfigError("answer.prompt=mastra: om-bench pins no commit of Mastra's runner to download yet; set "
@@ -118,4 +118,4 @@ def runner_actor(runner_file: str | None = None, sha256: str | None = None) -> R
     text = runner_instructions(data.decode("utf-8"), url)
     got = _checked(text, url, sha256)
     _store(data)
-    return RunnerActor(text, got, f"Mastra runner run.ts @{RUNNER_REF[:7]} (downloaded)")
+    return RunnerActor(text, got, f"Mastra runner file commands/run.ts @{RUNNER_REF[:7]} (downloaded)")
