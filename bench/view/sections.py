@@ -66,15 +66,24 @@ class Section:
     context: dict[str, Any] = field(default_factory=dict)
 
 
+def _missing(value: Any) -> bool:
+    """None, NaN or pandas' NA (a column with no value: no second judge, an older table's added column)."""
+    return value is None or bool(pd.isna(value))
+
+
+def _text_or_empty(value: Any) -> str:
+    return "" if _missing(value) else str(value)
+
+
 def _verdict(v: Any) -> str:
-    return "unjudged" if v is None or v != v else ("correct" if bool(v) else "wrong")
+    return "unjudged" if _missing(v) else ("correct" if bool(v) else "wrong")
 
 
 def question(q: QuestionData) -> Section:
     s = q.sample
     return Section("question", "Question and verdict", "question.html", {
         "s": s, "verdict": _verdict(s.get("label")), "strict": _verdict(s.get("label_strict")),
-        "second": None if s.get("label_second") is None else _verdict(s.get("label_second")),
+        "second": None if _missing(s.get("label_second")) else _verdict(s.get("label_second")),
     })
 
 
@@ -113,12 +122,12 @@ def tries(q: QuestionData) -> Section | None:
     judge reply and error, and whether the question counts as correct with retries (Mastra runner's count)."""
     if q.tries.empty:
         return None
-    rows = [{"idx": int(t.try_idx), "hypothesis": t.hypothesis or "", "verdict": _verdict(t.label),
-             "raw": t.judge_raw or "", "error": t.error or "",
-             "second": None if t.label_second is None or t.label_second != t.label_second else _verdict(t.label_second),
-             "second_raw": t.judge_second_raw or ""} for t in q.tries.itertuples()]
+    rows = [{"idx": int(t.try_idx), "hypothesis": _text_or_empty(t.hypothesis), "verdict": _verdict(t.label),
+             "raw": _text_or_empty(t.judge_raw), "error": _text_or_empty(t.error),
+             "second": None if _missing(t.label_second) else _verdict(t.label_second),
+             "second_raw": _text_or_empty(t.judge_second_raw)} for t in q.tries.itertuples()]
     first = q.sample.get("label")
-    counted = None if first is None or first != first else bool(first) or any(r["verdict"] == "correct" for r in rows)
+    counted = None if _missing(first) else bool(first) or any(r["verdict"] == "correct" for r in rows)
     return Section("tries", f"Retries of the wrong answer ({len(rows)})", "tries.html", {
         "tries": rows, "with_retries": _verdict(counted), "second": any(r["second"] for r in rows)})
 

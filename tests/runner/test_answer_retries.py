@@ -218,6 +218,22 @@ def test_second_judge_judges_every_try_and_the_viewer_shows_the_tries(tmp_path, 
     assert "second judge" in page
 
 
+def test_the_viewer_shows_the_tries_of_a_run_without_a_second_judge(tmp_path, scripted_judge) -> None:
+    """The usual setup (no second judge): answer_tries.label_second is NULL, read back as pandas' NA; the question
+    page was a TypeError ("boolean value of NA is ambiguous") and no index.html."""
+    from bench.cli import main
+
+    db = tmp_path / "bench.duckdb"
+    out = run_job(compose_cfg(tmp_path, "dataset.limit=2", "run.concurrency=1", "run_strategies=[om]",
+                              "answer.retries.max=1"))
+    tries = _q(db, f"SELECT question_id, label_second FROM answer_tries WHERE run_key = '{out[0].run_key}'")
+    assert tries and all(second is None for _, second in tries)
+    assert main(["view", "--db", str(db), "--out", str(tmp_path / "view")]) == 0
+    assert (tmp_path / "view" / "index.html").is_file()
+    page = next((tmp_path / "view" / "q").rglob(f"*{tries[0][0]}*.html")).read_text()
+    assert "Retries of the wrong answer" in page and "second judge" not in page
+
+
 def test_an_answer_tries_table_without_the_second_judge_columns_gains_them() -> None:
     from bench.store.db import ensure_schema
 
