@@ -35,7 +35,7 @@ def error_lines(stored: Iterable[str], unhandled: Iterable[str] = ()) -> list[st
     for phase, kind, message in parsed:
         first.setdefault((kind, phase), message)
     lines = [f"errors: {len(parsed)} questions failed in this run (stored with their error where answered; "
-             "the same command retries them):"]
+             "the same command retries them, except prompts refused for the Actor's window):"]
     for (kind, phase), n in counts.most_common():
         lines.append(f"  {kind} ({phase}) x{n}: {_short(first[(kind, phase)])}")
     return lines

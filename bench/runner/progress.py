@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.runner.budget import billed_calls
+from bench.runner.question import PAST_WINDOW_PREFIX
 from bench.store.contract import QuestionResult
 
 log = logging.getLogger("bench.run")
@@ -33,6 +34,7 @@ class _Tally:
     processed: int = 0  # questions this command finished, written or not (the ETA's rate)
     written: int = 0  # questions whose rows were written (a stored error included)
     stored_errors: int = 0  # of those, the ones stored with an error (the next run retries them)
+    past_window: int = 0  # of those, prompts refused for the Actor's window (final: the next run does not retry them)
     last_log: int = -1
 
 
@@ -114,7 +116,10 @@ class Progress:
             t.failed += 1
         if result is not None:
             t.written += 1
-            t.stored_errors += bool(result.sample.error)
+            error = result.sample.error or ""
+            final = error.startswith(PAST_WINDOW_PREFIX)
+            t.stored_errors += bool(error) and not final
+            t.past_window += final
             for c in billed_calls(result):
                 t.billed_tokens += c.prompt_tokens + c.completion_tokens
                 t.cost += c.cost_usd or 0.0
@@ -161,6 +166,9 @@ class Progress:
         text = f"{t.written} written"
         if t.stored_errors:
             text += f" ({t.stored_errors} with a stored error, retried by the next run)"
+        if t.past_window:
+            text += (f" ({t.past_window} refused for the Actor's window, not retried while the window and answer "
+                     "reserve stay the same)")
         if t.failed:
             text += f", {t.failed} failed and not written"
         return text

@@ -337,6 +337,7 @@ def past_window(prompt: Prompt, window: int, answer_tokens: int, strategy: str) 
 
 
 CONTEXT_WINDOW = "context_window"  # the error kind of a question whose prompt passed the Actor's window
+PAST_WINDOW_PREFIX = f"answer: {CONTEXT_WINDOW}: the question prompt of "  # how such a stored error starts
 _PAST_WINDOW = re.compile(r"^answer: context_window: the question prompt of [\d,]+ tokens and the (?P<answer>[\d,]+)"
                           r"-token answer pass the Actor's window \(model\.actor_max_input_tokens=(?P<window>[\d,]+)\)")
 

@@ -67,15 +67,19 @@ def test_an_uncapped_answer_keeps_the_reserve_free(tmp_path: Path) -> None:
     assert len(samples) == 1 and samples.error.isna().all()
 
 
-def test_a_question_refused_for_the_window_is_not_attempted_again_by_a_rerun(tmp_path: Path) -> None:
+def test_a_question_refused_for_the_window_is_not_attempted_again_by_a_rerun(tmp_path: Path, capsys) -> None:
     """The refusal is deterministic for the run key: the same command stores it once and never re-renders it
     (a retryable error, a rate limit, is retried: tests/runner/test_run_idempotent.py)."""
-    args = ("dataset.limit=3", "run_strategies=[rag]", "model.actor_max_input_tokens=1200")
+    args = ("dataset.limit=3", "run_strategies=[rag]", "model.actor_max_input_tokens=1200", "run.progress=log")
     [first] = run_job(compose_cfg(tmp_path, *args))
     with Results(tmp_path / "bench.duckdb") as res:
         before = res.samples().set_index("question_id")
     refused = before[before.error.fillna("").str.startswith(f"answer: {CONTEXT_WINDOW}: ")]
     assert len(refused) >= 1 and first.computed == 3
+    cap = capsys.readouterr()
+    err = cap.out + cap.err  # the console says so rather than promising a retry
+    assert f"{len(refused)} refused for the Actor's window, not retried" in err
+    assert "except prompts refused for the Actor's window" in err
     [again] = run_job(compose_cfg(tmp_path, *args))
     assert again.computed == 0 and again.skipped == 3  # nothing sent, nothing rendered again
     with Results(tmp_path / "bench.duckdb") as res:
