@@ -30,11 +30,14 @@ def run(args: argparse.Namespace) -> int:
         if args.eval_results:
             raise UserError("--eval-results is for --format longmemeval; an Inspect log already holds the judge's "
                             "verdicts (drop --eval-results)")
-        from bench.report.inspect_log import write_inspect_log
+        from bench.report.inspect_log import listed_by_inspect, write_inspect_log
 
         with Results(args.db, snapshot=True) as res:
             path, n = write_inspect_log(res, res.resolve_run(args.run), args.out)
-        print(f"wrote {n} samples to {path} (open with `inspect view --log-dir {path.parent}`)")
+        how = (f"open with `inspect view --log-dir {path.parent}`" if listed_by_inspect(path) else
+               "read it with inspect_ai.log.read_eval_log; `inspect view` lists .json logs only when their name "
+               "starts with the creation time: give --out a folder or a .eval file to have it listed")
+        print(f"wrote {n} samples to {path} ({how})")
         return 0
     with Results(args.db, snapshot=True) as res:
         key = res.resolve_run(args.run)

@@ -256,12 +256,23 @@ def log_path(out: str | Path, ev: EvalLog) -> Path:
     p = Path(out)
     if p.suffix in (".eval", ".json"):
         return p
+    if p.suffix and not p.is_dir():  # `x.txt` would become a folder named like a file
+        from bench.errors import UserError
+
+        raise UserError(f"--out {out}: an Inspect log is a .eval or .json file, or a folder to write one into; "
+                        "name a .eval file or a folder")
 
     def part(s: str) -> str:
         return re.sub(r"[^A-Za-z0-9.+-]+", "-", s).strip("-")
 
     stamp = ev.eval.created.split(".")[0].replace(":", "-")
     return p / f"{part(stamp)}_{part(ev.eval.task)}_{re.sub(r'[^A-Za-z0-9]', '', ev.eval.eval_id)}.eval"
+
+
+def listed_by_inspect(path: Path) -> bool:
+    """Whether `inspect view` / `list_eval_logs` lists the file: Inspect lists a .json log only when its name
+    starts with the creation time (`<created>_<task>_<id>`), as log_path names them."""
+    return path.suffix == ".eval" or re.match(r"\d{4}-\d{2}-\d{2}T", path.name) is not None
 
 
 def write_inspect_log(res: Results, run_key: str, out: str | Path) -> tuple[Path, int]:

@@ -85,3 +85,14 @@ def test_inspect_format_refuses_eval_results(tmp_path: Path, capsys) -> None:
     assert main(["export", "--db", str(tmp_path / "none.duckdb"), "--run", "x", "--format", "inspect",
                  "--out", str(tmp_path), "--eval-results"]) == 2
     assert "--eval-results" in capsys.readouterr().err
+
+
+def test_log_path_refuses_a_file_name_it_would_make_a_folder_and_says_what_inspect_lists(tmp_path: Path) -> None:
+    from bench.errors import UserError
+    from bench.report.inspect_log import listed_by_inspect, log_path
+
+    with pytest.raises(UserError, match="a .eval or .json file, or a folder"):
+        log_path(tmp_path / "x.txt", None)  # type: ignore[arg-type]  # refused before the log is looked at
+    assert not (tmp_path / "x.txt").exists()
+    assert listed_by_inspect(Path("logs/run.eval")) and listed_by_inspect(Path("2026-12-03T10-00-00_t_id.json"))
+    assert not listed_by_inspect(Path("logs/fc.json"))  # inspect view would not list it: the CLI says so
