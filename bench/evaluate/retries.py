@@ -35,6 +35,9 @@ def load_flags(path: str | Path) -> frozenset[str]:
                           "(every wrong answer retries)") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{key}: cannot be read ({exc}); fix the path or its permissions") from None
+    if text.lstrip().startswith(("{", '"')):  # JSON, but not an array: one "id" would be read as a line
+        raise ConfigError(f"{key}: holds a JSON object or string, not a list; write a JSON array of question ids "
+                          "or one id per line")
     if text.lstrip().startswith("["):
         try:
             got = json.loads(text)

@@ -150,6 +150,9 @@ def test_flags_file_without_retries_and_empty_file_are_refused(tmp_path) -> None
     flags.write_text("# nothing\n\n")
     with pytest.raises(ConfigError, match="lists no question id"):
         run_job(compose_cfg(tmp_path, "dataset.limit=1", "answer.retries.max=2", f"answer.retries.flags_file={flags}"))
+    flags.write_text('{"q1": 1}')  # an object was read as the line `{"q1": 1}`: "1 ids"
+    with pytest.raises(ConfigError, match="not a list"):
+        run_job(compose_cfg(tmp_path, "dataset.limit=1", "answer.retries.max=2", f"answer.retries.flags_file={flags}"))
     flags.write_text("q1\n")
     with pytest.raises(ConfigError, match="answer.retries.max=0"):
         run_job(compose_cfg(tmp_path, "dataset.limit=1", f"answer.retries.flags_file={flags}"))
