@@ -216,6 +216,29 @@ def to_plain(cfg: Any) -> Any:
                           f"(e.g. {key or 'KEY'}=VALUE) or in your config files") from None
 
 
+def _value_for_section(schema: Any, raw: Any, prefix: str = "") -> tuple[str, Any, list[str]] | None:
+    """The first place where `raw` gives a plain value for a settings group of `schema` (a dataclass field whose
+    type is a dataclass): (dotted path, the value, the group's keys); None if there is none."""
+    import dataclasses
+    import typing
+
+    if not dataclasses.is_dataclass(schema) or not isinstance(raw, dict):
+        return None
+    hints = typing.get_type_hints(schema)
+    for f in dataclasses.fields(schema):
+        kind = hints.get(f.name)
+        if f.name not in raw or not (isinstance(kind, type) and dataclasses.is_dataclass(kind)):
+            continue
+        path = f"{prefix}{f.name}"
+        value = raw[f.name]
+        if value is not None and not isinstance(value, dict):
+            return path, value, [g.name for g in dataclasses.fields(kind)]
+        found = _value_for_section(kind, value, f"{path}.")
+        if found is not None:
+            return found
+    return None
+
+
 def validate(cfg: Any) -> RootCfg:
     """Merge a composed DictConfig (hydra key removed) onto the schema and check every value's type and range and
     the cross-field rules. Strategy params are resolved (their types, declared ranges and each strategy's own
@@ -233,6 +256,11 @@ def validate(cfg: Any) -> RootCfg:
     except OmegaConfBaseException as exc:
         msg = str(exc).splitlines()[0]
         key = getattr(exc, "full_key", None)
+        section = _value_for_section(RootCfg, raw)
+        if section is not None:  # `answer.retries=2`: OmegaConf says "int is not a subclass of RetriesCfg"
+            path, value, fields = section
+            raise ConfigError(f"{path}={value!r}: {path} is a group of settings ({', '.join(fields)}), not a single "
+                              f"value; set one of them, e.g. {path}.{fields[0]}={value}") from None
         raise ConfigError(f"invalid config{f' at {key!r}' if key else ''}: {msg} (fix the value on the command line or in your config files)") from None
     if not isinstance(root, RootCfg):  # a structured config always converts to its dataclass
         raise ConfigError("the config did not convert to RootCfg; check the config tree (bench/conf/config.yaml)")

@@ -64,6 +64,7 @@ def test_threshold_changes_ingestion_key() -> None:
         ("judge.parse=lenient", "judge.parse"),
         ("dataset.stratified=0", "dataset.stratified"),
         ("run.concurrency=lots", "run.concurrency"),
+        ("answer.retries=2", "e.g. answer.retries.max=2"),  # was OmegaConf's "int is not a subclass of RetriesCfg"
     ],
 )
 def test_bad_values_fail_with_one_line(override: str, needle: str) -> None:
