@@ -67,6 +67,9 @@ def test_compare_page_lists_what_one_run_got_right_and_the_other_wrong(site, tmp
             page.goto((out / "compare.html").as_uri() + f"#a={quote(names[fc])}&b={quote(names[om])}")
             assert (page.locator("#run-a").input_value(), page.locator("#run-b").input_value()) == (fc, om)
             assert (_qids(page, "#a-only"), _qids(page, "#b-only")) == (fc_only, om_only)
+            # a linked name with a typo is said, not silently replaced by another pair
+            page.goto((out / "compare.html").as_uri() + f"#a=no-such-run&b={quote(names[om])}")
+            assert "No run named no-such-run" in page.locator("#compare-summary").inner_text()
             page.select_option("#run-b", value=other)
             assert "Different datasets" in page.locator("#compare-summary").inner_text()
             assert _qids(page, "#a-only") == [] and _qids(page, "#b-only") == []
