@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     console.print(result.verdict, style="bold red" if result.false_positive.rate > 0.1 else None, soft_wrap=True)
     if stored:
         console.print(f"stored in {stored}: runs judged by {j.model} with these templates and parse rule show "
-                      "its false-positive rate beside their accuracy (run summary, report)", soft_wrap=True)
+                      "its false-positive rate beside their accuracy (run summary, report, `ombench runs`, viewer)", soft_wrap=True)
     return 0
 
 

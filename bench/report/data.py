@@ -97,6 +97,9 @@ class ReportData:
     retry_specs: dict[str, dict[str, Any]] = field(default_factory=dict)  # run_key -> answer.retries (runs that retried)
     judge_audits: dict[str, Any] = field(default_factory=dict)  # run_key -> its judge's StoredAudit (judge-audit)
     panels: dict[str, dict[str, Any]] = field(default_factory=dict)  # run_key -> judge_panel {models, rule}
+    # per (run, question, gold evidence session): where it went (bench.report.session_trace.trace_runs)
+    session_traces: pd.DataFrame = field(default_factory=pd.DataFrame)
+    gold_notes: list[str] = field(default_factory=list)  # datasets whose gold sessions could not be read, and why
     benchmark: Any = None  # the runs' benchmark (bench.benchmarks): type order, labels, reference judge
 
     def __post_init__(self) -> None:
@@ -235,6 +238,8 @@ def load(db: str | Path, profile: str = "openai", datasets: list[str] | None = N
 
     kept = all_samples[all_samples.run_key.isin([r.run_key for r in runs])]
     attribution = attribution_table(kept, memory_rows, answer_prompts, getattr(benchmark, "single_answer", None))
+    extra["session_traces"], extra["gold_notes"] = _session_traces(db, [r.run_key for r in runs], benchmark, kept,
+                                                                    memory_rows, answer_prompts)
     specs = {}
     for r in runs_df.itertuples():
         got = ((_json(getattr(r, "extra", None)).get("spec") or {}).get("answer") or {}).get("retries")
@@ -246,6 +251,22 @@ def load(db: str | Path, profile: str = "openai", datasets: list[str] | None = N
     return ReportData(runs=runs, samples=samples, metrics=metrics, cache=cache, prefill=prefill, cost=cost,
                       turns=turns, profile=choose_profile(profile, profiles), profiles=profiles,
                       benchmark=benchmark, attribution=attribution, retry_specs=specs, **extra)
+
+
+def _session_traces(db: str | Path, keys: list[str], benchmark: Any, samples: pd.DataFrame, memory: pd.DataFrame,
+                    prompts: dict[tuple[str, str], str]) -> tuple[pd.DataFrame, list[str]]:
+    """Where each gold evidence session of the runs' questions went, traced as the viewer's question page traces
+    it (bench.view.gold reads the sessions again from each run's dataset; bench.report.session_trace matches
+    them), and notes on the datasets that could not be read. Empty for a benchmark without gold sessions."""
+    from bench.report.session_trace import trace_runs
+    from bench.store import Results
+    from bench.view.gold import gold_by_run
+
+    if getattr(benchmark, "gold_sessions", None) is None or not keys:
+        return pd.DataFrame(), []
+    with Results(db, snapshot=True) as res:
+        gold, notes = gold_by_run(res, keys, benchmark)
+    return trace_runs(gold, samples, memory, prompts), notes
 
 
 def _pick(runs: list[RunInfo], runs_df: pd.DataFrame, wanted: list[str], db: str | Path) -> list[RunInfo]:

@@ -10,6 +10,7 @@ from typing import Callable
 from bench.report.data import ReportData
 from bench.report.fig_accuracy import abstention, accuracy_by_type
 from bench.report.fig_cost import accuracy_vs_cost, accuracy_vs_prefill, cost_by_role, pareto_front
+from bench.report.fig_evidence import evidence_sessions
 from bench.report.fig_replay import cache_hit_rate, context_split, prefill_tokens, prompt_over_turns
 from bench.report.fig_sweep import threshold_sweep
 from bench.report.plotting import Figure
@@ -20,7 +21,7 @@ FigureFn = Callable[[ReportData, Path], Figure]
 # the report's figures, in order (bench.registry): a new one is a function and one entry
 FIGURES: Registry[FigureFn] = Registry("report figure", {fn.__name__: fn for fn in (
     accuracy_by_type, abstention, prompt_over_turns, context_split, cache_hit_rate, prefill_tokens,
-    accuracy_vs_cost, accuracy_vs_prefill, cost_by_role, threshold_sweep,
+    accuracy_vs_cost, accuracy_vs_prefill, cost_by_role, threshold_sweep, evidence_sessions,
 )})
 
 

@@ -66,6 +66,18 @@ class SessionTrace:
     lines: dict[int, list[int]] = field(default_factory=dict)  # memory item_idx -> line numbers carrying it
 
     @property
+    def in_prompt(self) -> bool | None:
+        """Whether it reached the Actor's prompt (raw, or through memory lines); None: the prompt was not stored."""
+        if self.raw_in_prompt is None:
+            return None
+        return bool(self.raw_in_prompt or self.memory_in_prompt)
+
+    @property
+    def lost(self) -> bool:
+        """Neither in the Actor's prompt nor (where known) in memory: what the question page marks as lost."""
+        return self.where.startswith(("lost", "not"))
+
+    @property
     def where(self) -> str:
         """One phrase: where this session's content went."""
         if self.raw_in_prompt:
@@ -106,4 +118,49 @@ def trace(sessions: Iterable[Any], memory: Sequence[tuple[int, str, str]], promp
                 t.memory_in_prompt = any(_fold(lines[k]) in folded for idx, lines in split
                                          for k in t.lines.get(idx, []) if lines[k].strip())
         out.append(t)
+    return out
+
+
+def trace_runs(gold: dict[str, dict[str, list[Any]]], samples: Any, memory: Any,
+               prompts: dict[tuple[str, str], str]) -> Any:
+    """`trace` for every judged question that has gold sessions, as the question page traces it: one row per
+    (run, question, evidence session) with run_key, question_id, label, session_id, reached_memory, in_prompt
+    (None: not known), lost (a DataFrame). `gold`: run_key -> question id -> `GoldSession`s
+    (bench.view.gold.gold_by_run); `samples`: run_key, question_id, label; `memory`: run_key, question_id,
+    item_idx, kind, text (Results.memory_rows); `prompts`: Results.answer_prompts."""
+    import pandas as pd
+
+    mem: dict[tuple[str, str], list[tuple[int, str, str]]] = {}
+    for r in memory.itertuples():
+        mem.setdefault((str(r.run_key), str(r.question_id)), []).append((int(r.item_idx), str(r.kind), str(r.text)))
+    rows = []
+    for s in samples.itertuples():
+        key = (str(s.run_key), str(s.question_id))
+        sessions = gold.get(key[0], {}).get(key[1])
+        if not sessions or pd.isna(s.label):
+            continue
+        for t in trace(sessions, mem.get(key, []), prompts.get(key)):
+            rows.append({"run_key": key[0], "question_id": key[1], "label": bool(s.label),
+                         "session_id": t.session_id, "reached_memory": t.reached_memory, "in_prompt": t.in_prompt,
+                         "lost": t.lost})
+    return pd.DataFrame(rows, columns=["run_key", "question_id", "label", "session_id", "reached_memory",
+                                       "in_prompt", "lost"])
+
+
+ALL_IN, SOME_IN, NONE_IN = "all evidence in prompt", "some in prompt", "none in prompt"
+
+
+def wrong_split(rows: Any) -> dict[str, int]:
+    """Wrong answers of one run by where their evidence sessions went (`rows`: `trace_runs` rows of the run):
+    ALL_IN (the reader missed it), SOME_IN, NONE_IN (memory lost it, or never kept it), and "unknown" (the
+    prompt was not stored)."""
+    out = {ALL_IN: 0, SOME_IN: 0, NONE_IN: 0, "unknown": 0}
+    wrong = rows[~rows.label.astype(bool)]
+    for _, q in wrong.groupby("question_id"):
+        known = q.in_prompt.dropna()
+        if len(known) < len(q):
+            out["unknown"] += 1
+        else:
+            n_in = int(known.astype(bool).sum())
+            out[ALL_IN if n_in == len(q) else SOME_IN if n_in else NONE_IN] += 1
     return out

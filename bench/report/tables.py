@@ -363,9 +363,52 @@ def attribution(d: ReportData) -> list[Block]:
                   "prompt' also counts answers that are derived rather than said (counts, date arithmetic).")]
 
 
+def _share(df: pd.DataFrame, col: str) -> str:
+    """`k/n (p%)` of the rows where `col` is known (not None), or "-"."""
+    known = df[col].dropna()
+    if known.empty:
+        return "-"
+    k = int(known.astype(bool).sum())
+    return f"{k}/{len(known)} ({100 * k / len(known):.0f}%)"
+
+
+def evidence_sessions(d: ReportData) -> list[Block]:
+    """Per run (a strategy on a dataset): where the gold evidence sessions of its questions went, traced as the
+    viewer's question page traces them (bench.report.session_trace), and its wrong answers by where their
+    evidence went."""
+    from bench.report.session_trace import ALL_IN, NONE_IN, SOME_IN, wrong_split
+
+    st = d.session_traces
+    notes: list[Block] = [("p", f"Not traced: {n}.") for n in d.gold_notes]
+    if st.empty:
+        return [("h", 2, "Where the evidence sessions went"), *notes] if notes else []
+    rows = []
+    for r in d.runs:
+        a = st[st.run_key == r.run_key]
+        if a.empty:
+            continue
+        w = wrong_split(a)
+        lost = a[a.in_prompt.notna()]
+        rows.append([r.label, r.dataset or "-", r.kind, str(a.question_id.nunique()), str(len(a)),
+                     _share(a, "reached_memory"), _share(a, "in_prompt"),
+                     "-" if lost.empty else _share(lost, "lost"),
+                     str(sum(w.values())), *(str(w[k]) for k in (ALL_IN, SOME_IN, NONE_IN, "unknown"))])
+    return [("h", 2, "Where the evidence sessions went"),
+            ("table", ["run", "dataset", "strategy", "questions", "sessions", "reached memory", "in Actor prompt",
+                       "lost", "wrong", f"wrong: {ALL_IN}", f"wrong: {SOME_IN}", f"wrong: {NONE_IN}",
+                       "wrong: unknown"], rows),
+            ("p", "Over the judged questions that have gold evidence sessions (the dataset's answer sessions, shown "
+                  "to the human, never to a strategy), each session traced as the viewer's question page traces it "
+                  "(rule: docs/results.md, 'Where the evidence sessions went'). reached memory: a line of the memory "
+                  "at question time carries what it said (of the sessions of runs that keep a memory view); in Actor "
+                  "prompt: raw, or through such a line; lost: neither in the prompt nor in memory. A wrong answer "
+                  "whose evidence was all in the prompt was missed by the reader; one with none in the prompt was "
+                  "lost before the reader (or never kept)."), *notes]
+
+
 # the report's sections, in order (bench.registry): a new one is a function here and one entry
 SECTIONS: Registry[Callable[[ReportData], list[Block]]] = Registry("report section", {
     "headline": headline, "legend": legend, "per_type": per_type, "paired": paired, "judges": judges,
     "costs": costs, "latency": latency, "events": events, "memory_diagnostics": memory_diagnostics,
-    "retrieval": retrieval, "attribution": attribution,
+    "retrieval": retrieval, "attribution": attribution, "evidence_sessions": evidence_sessions,
 })

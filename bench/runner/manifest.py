@@ -51,7 +51,7 @@ def build_manifest(job: Job, ds: Dataset, strategy: str, key: str, raw_cfg: dict
     """The `runs` row of one strategy over one dataset under one job config."""
     from bench.evaluate.judge import judge_protocol
     from bench.gateway.usage import price_map_version
-    from bench.store.run_names import run_name
+    from bench.store.run_names import new_run_name
 
     cfg = job.cfg
     commit, dirty = git_state()
@@ -70,8 +70,8 @@ def build_manifest(job: Job, ds: Dataset, strategy: str, key: str, raw_cfg: dict
         extra={"spec": redact(run_spec(job, strategy, ds.sha256, ds.subset_ids)), "dataset_official": ds.official,
                "benchmark": cfg.dataset.benchmark, "isolation_unit": job.benchmark.isolation_unit,
                "dataset_path": str(ds.path) if ds.path else None, "subset_ids": ds.subset_ids, "price_map": prices,
-               "judge": judge, **panel, "run_name": run_name(key, cfg.experiment_name, strategy, ds.split or ds.name,
-                                                      len(ds.subset_ids) if ds.subset_ids else None),
+               "judge": judge, **panel, "run_name": new_run_name(key, cfg.experiment_name, strategy, ds.split or ds.name,
+                                                          len(ds.subset_ids) if ds.subset_ids else None),
                # a part of a run split across processes: merge_shards combines the parts' rows (bench.store.shard_runs)
                **({"shard": f"{ds.shard[0]}/{ds.shard[1]}"} if ds.shard else {})},
     )

@@ -3,7 +3,14 @@
 
 A name depends only on the run's own manifest (never on which other runs share the file), so adding runs never
 renames or renumbers one; the hash of the unique run_key makes it unique. Stored in the manifest's
-`extra["run_name"]` when the run is written; derived the same way for runs stored before names existed.
+`extra["run_name"]` when the run is written; derived the same way for runs stored before names existed. A run
+written again (resumed, re-run under another experiment name) keeps the name it was stored with (`keep_name`).
+
+A sweep job's experiment name holds its overrides (`exp[dataset=longmemeval_s,dataset.stratified=60,
+strategies.om.params.message_tokens=10000,...]`, Hydra's override_dirname): a new run is named by `new_run_name`,
+which keeps only what the rest of the name does not already say, by its last key segment
+(`om_threshold_sweep_message_tokens=10000,observation_tokens=20000.om@longmemeval_s.n60-3fa2c1`, about 90
+characters where the whole override list made about 190). Runs stored with the long form keep it.
 """
 
 from __future__ import annotations
@@ -28,6 +35,84 @@ def run_name(run_key: str, name: str, strategy: str, dataset: str | None, subset
     strat = _slug(strategy.removeprefix("external:"))
     base = _slug(name) if strat == _slug(name) else f"{_slug(name)}.{strat}"
     return f"{base}@{_slug(dataset)}-{h}" if dataset else f"{base}-{h}"
+
+
+def _split(overrides: str) -> list[str]:
+    """Hydra's override_dirname split at the commas between overrides (not those inside [..], {..}, (..), quotes)."""
+    out, cur, depth, quote = [], "", 0, ""
+    for ch in overrides:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    return [x for x in [*out, cur] if x]
+
+
+_SHOWN_SUBSET = ("dataset.stratified", "dataset.limit", "dataset.sample")  # a size the name shows as `.n<N>`
+
+
+def short_experiment(name: str, subset_n: int | None = None) -> str:
+    """A sweep job's experiment name (`exp[a.b.c=1,dataset=x,dataset.stratified=60]`) with only the overrides the
+    run name does not already show (`dataset=` is `@<dataset>`, a stratified/limit/sample size equal to the
+    subset is `.n<N>`), each by its last key segment unless two kept ones share it: `exp[c=1]`; `exp` when none
+    is left. A name without a sweep suffix is returned as it is."""
+    m = re.fullmatch(r"(.*?)\[(.*)\]", name or "")
+    if not m:
+        return name
+    kept: list[tuple[str, str]] = []
+    for o in _split(m.group(2)):
+        key, eq, value = o.partition("=")
+        key = key.lstrip("+~")
+        if key == "dataset" or (key in _SHOWN_SUBSET and subset_n is not None and value == str(subset_n)):
+            continue
+        kept.append((key, f"{eq}{value}"))
+    leaves = [k.rsplit(".", 1)[-1] for k, _ in kept]
+    parts = [(leaf if leaves.count(leaf) == 1 else k) + v for (k, v), leaf in zip(kept, leaves)]
+    return f"{m.group(1)}[{','.join(parts)}]" if parts else m.group(1)
+
+
+def new_run_name(run_key: str, experiment_name: str, strategy: str, dataset: str | None,
+                 subset_n: int | None = None) -> str:
+    """The name a run gets when it is first written: `run_name` of its `short_experiment` name."""
+    return run_name(run_key, short_experiment(experiment_name, subset_n), strategy, dataset, subset_n)
+
+
+def keep_name(new_extra: Any, stored: Mapping[str, Any] | None) -> Any:
+    """`new_extra` (the manifest's extra, a dict or JSON text) with the name `stored` (the results file's `runs`
+    row of the same run key, or None) already has: a stored run is never renamed by being written again."""
+    if not stored:
+        return new_extra
+    import json
+
+    old = name_of(stored)
+    as_text = isinstance(new_extra, str)
+    extra = json.loads(new_extra) if as_text and new_extra else (dict(new_extra) if new_extra else {})
+    if not isinstance(extra, dict) or extra.get("run_name") == old:
+        return new_extra
+    extra["run_name"] = old
+    if as_text:
+        from bench.store.rows import to_json
+
+        return to_json(extra)
+    return extra
+
+
+def stored_run(con: Any, run_key: str) -> dict[str, Any] | None:
+    """The columns of a results file's `runs` row that its name is derived from (`name_of`), or None."""
+    from bench.store.db import sql
+
+    cols = ["run_key", "name", "strategy", "dataset_split", "dataset_name", "extra"]
+    got = sql(con, f"SELECT {', '.join(cols)} FROM runs WHERE run_key = ?", [run_key])
+    return dict(zip(cols, got[0])) if got else None
 
 
 def name_of(row: Mapping[str, Any]) -> str:

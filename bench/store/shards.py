@@ -25,6 +25,7 @@ from bench.store.contract import QuestionResult, RunManifest
 from bench.store.db import arrow_table, connect, format_error, is_io_failure, rollback, sql
 from bench.store.rows import now, question_rows, run_row, to_json
 from bench.store.schema import QUESTION_TABLES, columns
+from bench.store.run_names import keep_name, stored_run
 from bench.store.shard_runs import combine
 
 
@@ -244,8 +245,9 @@ def _merge_runs(con: duckdb.DuckDBPyConnection, run_files: list[str]) -> None:
             by_key.setdefault(r["run_key"], []).append(r)
     rows = []
     for key, got in by_key.items():
-        old = sql(con, "SELECT extra FROM runs WHERE run_key = ?", [key])
-        rows.append(combine(got, old[0][0] if old else None))
+        old = stored_run(con, key)
+        row = combine(got, old["extra"] if old else None)
+        rows.append({**row, "extra": keep_name(row["extra"], old)})  # a stored run keeps its name
     cols = columns("runs")
     sets = ", ".join([f"{c} = excluded.{c}" for c in cols if c not in ("run_key", "started_at")] +
                      ["started_at = least(runs.started_at, excluded.started_at)"])

@@ -33,11 +33,14 @@ class Store(Results):
     # --- runs -------------------------------------------------------------------------------------------
 
     def upsert_run(self, run: RunManifest) -> None:
-        """Insert the run, or update its fields (started_at of an existing run is kept)."""
+        """Insert the run, or update its fields (started_at and the stable name of an existing run are kept)."""
+        from bench.store.run_names import keep_name, stored_run
+
         row = run_row(run)
         cols = columns("runs")
         sets = ", ".join(f"{c} = excluded.{c}" for c in cols if c not in ("run_key", "started_at"))
         with self._lock, self._failing("writing the run's manifest to"):
+            row["extra"] = keep_name(row["extra"], stored_run(self.con, run.run_key))
             sql(self.con, f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
                           f"ON CONFLICT (run_key) DO UPDATE SET {sets}", [row[c] for c in cols])
 
@@ -120,3 +123,4 @@ class Store(Results):
                 rollback(con)
                 raise
         return len(set(qids) - done)
+

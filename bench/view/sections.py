@@ -177,7 +177,7 @@ def gold_sessions(q: QuestionData) -> Section | None:
     traces = session_traces(q)
     if traces is None:
         return None
-    rows = [{"id": t.session_id, "date": t.date, "where": t.where, "lost": t.where.startswith(("lost", "not")),
+    rows = [{"id": t.session_id, "date": t.date, "where": t.where, "lost": t.lost,
              "lines": sum(len(v) for v in t.lines.values()), "evidence": t.evidence, "all_turns": t.all_turns,
              "n": k + 1} for k, t in enumerate(traces)]
     return Section("gold-sessions", "Gold evidence sessions (shown to you, never to the strategy)", "gold.html",

@@ -1,7 +1,8 @@
 """`ombench view`: a static, self-contained HTML site from a DuckDB results file, one page per run and one per
 question (Jinja2 templates in bench/view/templates; inline CSS, script and SVG: no network, no server).
 
-Layout under the output folder: `index.html` (runs, and every question with filters by type, run and verdict and a
+Layout under the output folder: `index.html` (runs, with their judge's false-positive rate where its configuration
+was audited by `ombench judge-audit`, and every question with filters by type, run and verdict and a
 search over id, type, question and answer), `compare.html` (two runs of one dataset: the questions one got right and
 the other wrong, both ways, chosen in the page by its script), `runs/<run>.html`, `q/<run>/<question>.html`."""
 
@@ -132,12 +133,15 @@ def build_site(db: str | Path, out: str | Path, *, max_chars: int = 20000, profi
                 root="../", run=meta, n=m.overall.n, acc=acc, rows=local, types=sorted({x["type"] for x in rows}),
                 strategies=[meta.label], memory=_run_diagnostics(meta.label, outputs, res)), encoding="utf-8")
             all_rows += rows
+            audit = d.judge_audits.get(r.run_key)  # its judge configuration's `ombench judge-audit`, if any
             run_rows.append({"run_key": r.run_key, "label": meta.label, "kind": meta.kind, "name": meta.name, "dataset": meta.dataset,
                              "actor": meta.actor_model, "offline": meta.offline, "color": meta.color,
-                             "href": f"runs/{meta.slug}.html", "n": m.overall.n, "acc": acc})
+                             "href": f"runs/{meta.slug}.html", "n": m.overall.n, "acc": acc,
+                             "jfp": audit.cell() if audit else None, "jfp_note": audit.note() if audit else "",
+                             "jfp_bad": bool(audit and audit.unreliable)})
     index = out / "index.html"
     index.write_text(env.get_template("index.html").render(
-        root="", db=db.name, stamp=stamp, runs=run_rows, rows=all_rows, types=sorted({x["type"] for x in all_rows}),
+        root="", db=db.name, stamp=stamp, runs=run_rows, rows=all_rows, audited=any(x["jfp"] for x in run_rows), types=sorted({x["type"] for x in all_rows}),
         strategies=[x["label"] for x in run_rows]), encoding="utf-8")
     (out / "compare.html").write_text(env.get_template("compare.html").render(
         root="", db=db.name, data=compare_data(run_rows, all_rows)), encoding="utf-8")
