@@ -18,6 +18,8 @@ Built in:
 - `prices`: every real model has a price in litellm's price map (else its cost is recorded as unknown).
 - `judge_templates`: `judge.source=official` finds the official script (a checkout, the cache, or the
   pinned download).
+- `credentials`, `prices` and `local_servers` cover the extra judges too (`judge.panel`'s members as
+  `panel_judge_N`, `judge.second_model` as `second_judge`: their gateway roles).
 - `local_servers`: every role served from a base URL (`gateway.api_base`) is probed, and the calls the run will
   make must fit its context window (bench.runner.local_servers; the two checks above leave those roles to it).
   Skipped in a dry run.
