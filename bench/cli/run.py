@@ -308,6 +308,7 @@ def run_hydra(argv: list[str]) -> int:
 
     from bench import notices
     from bench.cli.hidden_args import hide_secrets
+    from bench.runner.sweep_check import SweepRefused
     from bench.secrets import redact_text, remember_environment
 
     # a secret typed on the command line goes to a private variable: Hydra sees and stores only ${oc.env:...}
@@ -328,6 +329,10 @@ def run_hydra(argv: list[str]) -> int:
     try:
         with redacted_console(), _signals():  # Hydra's own lines, the progress, the summary, a sweep's merge
             main()
+    except SweepRefused as exc:  # a sweep job's config is invalid: nothing ran
+        for text in exc.lines:
+            print(f"ombench: error: {redact_text(text)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         if _STATE["multirun"]:
             stop_children()

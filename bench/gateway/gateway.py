@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Awaitable, Callable, TypeVar
+from unittest.mock import patch
 
 from om_core.llm import Completion, Usage
 
@@ -197,11 +198,20 @@ class Gateway:
         return cfg.local_timeout_s if local and cfg.local_timeout_s is not None else cfg.timeout_s
 
     def _env_key(self, model: str) -> bool:
-        """Whether the environment holds the key litellm wants for `model`'s provider (checked once per model)."""
+        """Whether the environment holds the key litellm wants for `model`'s provider (checked once per model). A
+        variable set but empty or blank (`OPENAI_API_KEY=`) counts as absent, as in the preflight: litellm only
+        checks that it is present, then sends the empty key (the client refuses: "Missing credentials"), so a local
+        server gets LOCAL_SERVER_KEY instead. litellm reads the process environment: the blank variables are left
+        out of it for the duration of the check."""
         if model not in self._env_keys:
             from bench.gateway.setup import ensure_litellm
 
-            got = ensure_litellm().validate_environment(model=model)
+            litellm = ensure_litellm()
+            blank = [k for k, v in os.environ.items() if not v.strip()]
+            with patch.dict(os.environ):
+                for k in blank:
+                    del os.environ[k]
+                got = litellm.validate_environment(model=model)
             self._env_keys[model] = bool(got.get("keys_in_environment"))
         return self._env_keys[model]
 

@@ -82,13 +82,29 @@ def run_job(cfg: Any) -> list[RunOutcome]:
         root.experiment_name = f"{root.experiment_name}[{swept}]" if swept else root.experiment_name
     tally = _Tally()
     try:
-        return asyncio.run(_run(job, raw, multirun, job_dir, tally))
+        outcomes = asyncio.run(_run(job, raw, multirun, job_dir, tally))
     except KeyboardInterrupt:
         raise Interrupted(tally.interrupted_line(root.output.db)) from None
     except StorageFailure as exc:  # one line: what failed, what is stored, what to do
         where = (str(job_dir / "shards") if multirun and job_dir is not None
                  else str(shard_folder(root)) if root.dataset.shard else root.output.db)
         raise exc.with_safe(tally.stored_clause(where)) from None
+    nothing = tally.nothing_answered(outcomes)
+    if nothing:
+        raise NothingAnswered(nothing, outcomes)
+    return outcomes
+
+
+class NothingAnswered(UserError):
+    """Every question this job attempted failed and none of its runs holds an answered question: the command
+    exits 1 (the reasons are printed above and stored with the run); a partial failure exits 0. `outcomes`: what
+    `run_job` would have returned."""
+
+    exit_code = 1
+
+    def __init__(self, line: str, outcomes: list[RunOutcome]) -> None:
+        super().__init__(line)
+        self.outcomes = outcomes
 
 
 def _holds_secret(override: str) -> bool:
@@ -115,6 +131,16 @@ class _Tally:
         parts = [f"{r['strategy']} {r['before'] + r['written']}/{r['planned']} (+{r['written']} now)"
                  for r in self.runs.values()]
         return f"questions stored per strategy: {', '.join(parts)}, in {where}"
+
+    def nothing_answered(self, outcomes: list[RunOutcome]) -> str | None:
+        """The one line of a job in which every attempted question failed and no run holds an answered question
+        (stored by this command or an earlier one); None when anything was answered or nothing failed."""
+        failed = len(self.errors) + sum(o.failed for o in outcomes)  # stored with an error + raised before storing
+        answered = sum(r["before"] + r["written"] for r in self.runs.values())
+        if failed == 0 or answered > 0:
+            return None
+        return (f"every question of this run failed ({failed} failed, none answered); the reasons are listed above, "
+                "in the run log and in the results file; fix the cause and re-run the same command")
 
     def interrupted_line(self, db: str) -> str:
         if not self.runs:

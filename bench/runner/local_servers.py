@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, TypeVar
 
 from bench.config import RootCfg
 
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from bench.assemble import Job
 from bench.gateway.local import TOKEN_SAFETY_MARGIN, ServerInfo, probe_server, scrub_url, server_token_count
 from bench.roles import Role
+
+R = TypeVar("R", Role, str)  # a role of the config (Role) or a gateway role of an extra judge (str)
 
 RATIO_SLACK = 1.05  # on top of a measured tokenizer ratio: texts differ from the sample it was measured on
 TEMPLATE_TOKENS = 64  # chat template and message overhead of one request, an upper bound
@@ -71,37 +73,39 @@ def routed_roles(cfg: RootCfg, roles: Iterable[Role]) -> dict[Role, tuple[str, s
     return out
 
 
-def _api_key(cfg: RootCfg, role: Role, model: str, base: str) -> str | None:
+def _api_key(cfg: RootCfg, role: Role | str, model: str, base: str) -> str | None:
     """The key the gateway will send (bench.gateway.gateway `_prepare`): the variable gateway.api_key_env names,
     else the password inside the base URL, else OPENAI_API_KEY for an openai model."""
     import os
 
     from bench.secrets import client_url
 
-    env = cfg.gateway.api_key_env.get(role.value) or cfg.gateway.api_key_env.get(_provider(model))
+    name = role.value if isinstance(role, Role) else role
+    env = cfg.gateway.api_key_env.get(name) or cfg.gateway.api_key_env.get(_provider(model))
     if env:
         return os.environ.get(env)
     return client_url(base)[1] or (os.environ.get("OPENAI_API_KEY") if _provider(model) == "openai" else None)
 
 
-async def _probe(cfg: RootCfg, routed: dict[Role, tuple[str, str]]) -> dict[Role, Endpoint]:
+async def _probe(cfg: RootCfg, routed: Mapping[R, tuple[str, str]]) -> dict[R, Endpoint]:
     from om_core.formats import build_observer_system_prompt
     from om_core.tokens import default_counter
 
     sample = build_observer_system_prompt("m31")
     o200k = default_counter().count_string(sample)
     infos: dict[str, ServerInfo] = {}
-    out: dict[Role, Endpoint] = {}
+    out: dict[R, Endpoint] = {}
     for role, (model, base) in routed.items():
+        name = role.value if isinstance(role, Role) else str(role)
         key = _api_key(cfg, role, model, base)
         info = infos.get(scrub_url(base)) or await probe_server(base, key)
         infos[scrub_url(base)] = info
-        configured = cfg.gateway.context_window.get(role.value) or cfg.gateway.context_window.get(_provider(model))
+        configured = cfg.gateway.context_window.get(name) or cfg.gateway.context_window.get(_provider(model))
         window, source = ((int(configured), "config") if configured
                           else (info.context_window, "server") if info.context_window else (None, "unknown"))
         counted = await server_token_count(base, info, model, sample, key)
         ratio, how = ((counted / o200k) * RATIO_SLACK, "tokenize") if counted else (TOKEN_SAFETY_MARGIN, "margin")
-        out[role] = Endpoint(role.value, model, info.base_url, info, window, source, ratio, how)
+        out[role] = Endpoint(name, model, info.base_url, info, window, source, ratio, how)
     return out
 
 
@@ -169,7 +173,24 @@ def _om_sizes(key: str, c: Any) -> list[CallSize]:
     ]
 
 
-def check_endpoints(endpoints: dict[Role, Endpoint], sizes: list[CallSize]) -> list[tuple[str, str]]:
+def probe_extra_judges(cfg: RootCfg) -> dict[str, Endpoint]:
+    """The self-hosted servers of judge.panel's members and judge.second_model (by their gateway roles), probed as
+    the main judge's are: a server where nothing answers is an error, an unknown window a warning."""
+    from bench.assemble import SECOND_JUDGE, panel_members, panel_roles
+
+    members = panel_members(cfg.model.judge.model, cfg.judge.panel)
+    judges = dict(zip(panel_roles(members), members))
+    if cfg.judge.second_model:
+        judges[SECOND_JUDGE] = cfg.judge.second_model
+    routed: dict[str, tuple[str, str]] = {}
+    for name, model in judges.items():
+        base = cfg.gateway.api_base.get(name) or cfg.gateway.api_base.get(_provider(model))
+        if base and not model.startswith("offline/"):
+            routed[name] = (model, str(base))
+    return asyncio.run(_probe(cfg, routed)) if routed else {}
+
+
+def check_endpoints(endpoints: Mapping[Any, Endpoint], sizes: list[CallSize]) -> list[tuple[str, str]]:
     """(level, message) findings: "error" when a role's smallest call cannot fit its server's window, "warning"
     when its largest may not, or when the window is unknown."""
     out: list[tuple[str, str]] = []
@@ -215,7 +236,8 @@ def check_local_servers(cfg: Job | RootCfg) -> list[str]:
     roles: set[Role] = {Role.ACTOR, Role.JUDGE}
     for spec in job.strategies.values():
         roles |= set(spec.roles)
-    endpoints = probe_endpoints(job.cfg, roles)
+    endpoints: dict[Any, Endpoint] = dict(probe_endpoints(job.cfg, roles))
+    endpoints.update(probe_extra_judges(job.cfg))
     if not endpoints:
         return []
     findings = check_endpoints(endpoints, call_sizes(job, job.cfg.run_strategies))

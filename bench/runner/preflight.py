@@ -18,6 +18,8 @@ Built in:
 - `prices`: every real model has a price in litellm's price map (else its cost is recorded as unknown).
 - `judge_templates`: `judge.source=official` finds the official script (a checkout, the cache, or the
   pinned download).
+- `credentials`, `prices` and `local_servers` cover the extra judges too (`judge.panel`'s members as
+  `panel_judge_N`, `judge.second_model` as `second_judge`: their gateway roles).
 - `local_servers`: every role served from a base URL (`gateway.api_base`) is probed, and the calls the run will
   make must fit its context window (bench.runner.local_servers; the two checks above leave those roles to it).
   Skipped in a dry run.
@@ -68,6 +70,8 @@ class PreflightContext:
     inputs: list[tuple[str, Role, int]] = field(default_factory=list)  # (strategy, role, tokens per call at least)
     env: Mapping[str, str] = field(default_factory=lambda: os.environ)  # where keys are looked for
     job: Job | None = None  # the assembled job (its judge templates, resolved once)
+    # judges beside model.judge.model, by gateway role: second_judge (judge.second_model), judge.panel's members
+    judges: dict[str, str] = field(default_factory=dict)
     _info: dict[str, dict[str, Any] | None] = field(default_factory=dict, repr=False)
 
     def provider(self, model: str) -> str:
@@ -82,13 +86,20 @@ class PreflightContext:
 
         return provider_for(model) is not None
 
-    def api_base(self, role: Role) -> str | None:
-        gw = self.cfg.gateway
-        return gw.api_base.get(role.value) or gw.api_base.get(self.provider(self.roles[role]))
+    def model_of(self, role: Role | str) -> str:
+        return self.roles[role] if isinstance(role, Role) else self.judges[role]
 
-    def key_env(self, role: Role) -> str | None:
-        gw = self.cfg.gateway
-        return gw.api_key_env.get(role.value) or gw.api_key_env.get(self.provider(self.roles[role]))
+    def api_base(self, role: Role | str) -> str | None:
+        gw, name = self.cfg.gateway, role.value if isinstance(role, Role) else role
+        return gw.api_base.get(name) or gw.api_base.get(self.provider(self.model_of(role)))
+
+    def key_env(self, role: Role | str) -> str | None:
+        gw, name = self.cfg.gateway, role.value if isinstance(role, Role) else role
+        return gw.api_key_env.get(name) or gw.api_key_env.get(self.provider(self.model_of(role)))
+
+    def called(self) -> dict[Role | str, str]:
+        """Every role this job calls with its model: `roles`, then the extra judges (`judges`)."""
+        return _merged(self.roles, self.judges)
 
     def real_roles(self) -> dict[Role, str]:
         return {r: m for r, m in self.roles.items() if not self.in_process(m)}
@@ -96,6 +107,10 @@ class PreflightContext:
     def hosted_roles(self) -> dict[Role, str]:
         """Real roles served by a provider's own API (not a self-hosted base URL, checked by `local_servers`)."""
         return {r: m for r, m in self.real_roles().items() if not self.api_base(r)}
+
+    def hosted_judges(self) -> dict[str, str]:
+        """The extra judges (judge.second_model, judge.panel) served by a provider's own API."""
+        return {r: m for r, m in self.judges.items() if not self.in_process(m) and not self.api_base(r)}
 
     def model_info(self, model: str) -> dict[str, Any] | None:
         """litellm's model info (context window, prices) or None when it does not know the model."""
@@ -110,6 +125,15 @@ class PreflightContext:
 
 
 Check = Callable[[PreflightContext], Iterable[Finding]]
+
+
+def _merged(roles: Mapping[Role, str], judges: Mapping[str, str]) -> dict[Role | str, str]:
+    out: dict[Role | str, str] = {}
+    for r, m in roles.items():
+        out[r] = m
+    for name, m in judges.items():
+        out[name] = m
+    return out
 
 
 def _roles_of(job: Job) -> tuple[dict[Role, str], list[tuple[str, Role, int]]]:
@@ -132,7 +156,18 @@ def build_context(job: Job | RootCfg, *, dry_run: bool = False) -> PreflightCont
     if isinstance(job, RootCfg):
         job = assemble(job)
     roles, inputs = _roles_of(job)
-    return PreflightContext(job.cfg, dry_run, roles, inputs, job=job)
+    return PreflightContext(job.cfg, dry_run, roles, inputs, job=job, judges=_extra_judges(job.cfg))
+
+
+def _extra_judges(cfg: RootCfg) -> dict[str, str]:
+    """judge.second_model and judge.panel's members (less model.judge.model) by the gateway role that calls them."""
+    from bench.assemble import SECOND_JUDGE, panel_members, panel_roles
+
+    members = panel_members(cfg.model.judge.model, cfg.judge.panel)
+    out = dict(zip(panel_roles(members), members))
+    if cfg.judge.second_model:
+        out[SECOND_JUDGE] = cfg.judge.second_model
+    return out
 
 
 # ---- the checks -------------------------------------------------------------------------------------------
@@ -195,18 +230,20 @@ def check_credentials(ctx: PreflightContext) -> Iterable[Finding]:
     litellm = None
     # gateway.api_key_env: the gateway reads the named variable for every call of the role (in-process ones too)
     unset: dict[str, list[str]] = {}  # config key -> roles
-    for role, model in ctx.roles.items():
+    for role, model in ctx.called().items():
         var = ctx.key_env(role)
+        name = role.value if isinstance(role, Role) else role
         if var is not None and not ctx.env.get(var):
-            entry = role.value if role.value in ctx.cfg.gateway.api_key_env else ctx.provider(model)
+            entry = name if name in ctx.cfg.gateway.api_key_env else ctx.provider(model)
             unset.setdefault(f"gateway.api_key_env.{entry}={var}", []).append(str(role))
     for setting, roles in unset.items():
         var = setting.split("=", 1)[1]
         yield Finding("credentials", "error",
                       f"{setting} names an unset environment variable ({', '.join(roles)}): export {var}=<key> "
                       "or drop the setting (keys are read from the environment, never stored)")
-    needs: dict[str, list[tuple[Role, str]]] = {}  # variable(s) to set -> roles (and models) needing it
-    for role, model in ctx.real_roles().items():
+    needs: dict[str, list[tuple[Role | str, str]]] = {}  # variable(s) to set -> roles (and models) needing it
+    real = _merged(ctx.real_roles(), {r: m for r, m in ctx.judges.items() if not ctx.in_process(m)})
+    for role, model in real.items():
         if ctx.key_env(role) is not None:  # checked above
             continue
         base = ctx.api_base(role)
@@ -278,7 +315,8 @@ def check_context_windows(ctx: PreflightContext) -> Iterable[Finding]:
 
 
 def check_prices(ctx: PreflightContext) -> Iterable[Finding]:
-    unpriced = [f"{r} {m}" for r, m in ctx.hosted_roles().items() if not _priced(ctx, m)]
+    hosted = _merged(ctx.hosted_roles(), ctx.hosted_judges())
+    unpriced = [f"{r} {m}" for r, m in hosted.items() if not _priced(ctx, m)]
     if unpriced:
         yield Finding("prices", "warning",
                       f"no price in litellm's price map for {', '.join(unpriced)}: their cost is recorded as unknown "

@@ -234,3 +234,18 @@ async def test_a_regenerated_request_is_sent_again_not_answered_from_the_cache(t
     assert again.meta["response_cache_hit"] and not regen.meta["response_cache_hit"]
     assert srv.stats.chat_requests == 2 and "attempt" not in srv.stats.chat_bodies[-1]
     assert first.text == regen.text  # the fake server answers alike; a sampling model would not
+
+
+@pytest.mark.parametrize("value", ["", "  "])
+async def test_an_empty_key_in_the_environment_counts_as_absent_for_a_local_server(monkeypatch, value):
+    """`OPENAI_API_KEY=` (set, empty or blank; issue 27): litellm takes the variable as present and sends the empty
+    key, which its client refuses ("Missing credentials") on every call; a local server gets the placeholder key
+    as when the variable is unset."""
+    monkeypatch.setenv("OPENAI_API_KEY", value)
+    with FakeOpenAIServer(models=[QWEN]) as srv:
+        roles = {"actor": RoleModel("openai/qwen2.5-0.5b-instruct", {})}
+        gw = Gateway(GatewayConfig(roles=roles, api_base={"actor": srv.base_url}, cache_policy="off",
+                                   cache_path=None, max_attempts=1))
+        out = await gw.complete("actor", ask(), max_tokens=20)
+        await gw.aclose()
+    assert out.text and srv.stats.auth["Bearer no-key-local-server"] >= 1

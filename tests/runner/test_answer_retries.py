@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from bench.evaluate import judge as judge_mod
-from bench.runner.app import run_job
+from bench.runner.app import NothingAnswered, run_job
 from bench.runner.summary import format_summary, summary_rows
 from tests.helpers.runner import compose_cfg
 
@@ -192,7 +192,8 @@ def test_a_failed_retry_is_stored_with_its_reason_and_computed_again(tmp_path, m
     monkeypatch.setattr(judge_mod.Judge, "judge", judge)
     db = tmp_path / "bench.duckdb"
     args = ("dataset.limit=1", "run_strategies=[om]", "answer.retries.max=2")
-    run_job(compose_cfg(tmp_path, *args))
+    with pytest.raises(NothingAnswered):  # its only question failed: the command exits 1
+        run_job(compose_cfg(tmp_path, *args))
     (err,) = _q(db, "SELECT error FROM samples")[0:1]
     assert err[0].startswith("retry 1: server_error")
     assert _q(db, "SELECT try_idx, error IS NOT NULL FROM answer_tries") == [(1, True)]

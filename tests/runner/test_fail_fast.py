@@ -4,9 +4,10 @@ same way. The end of the run names the first error of each kind with its count a
 from __future__ import annotations
 
 import duckdb
+import pytest
 
 from tests.helpers.fakeserver import FakeOpenAIServer
-from bench.runner.app import run_job
+from bench.runner.app import NothingAnswered, run_job
 from bench.runner.digest import error_lines
 from tests.helpers.runner import compose_cfg
 
@@ -16,7 +17,9 @@ def test_a_rejected_key_stops_the_run_with_one_request(tmp_path, monkeypatch, ca
     with FakeOpenAIServer(schedule=lambda i, body: "401") as server:
         cfg = compose_cfg(tmp_path, "run_strategies=[oracle,full_context]", "run.concurrency=1",
                           "model.actor.model=openai/gpt-4o-2024-08-06", f"+gateway.api_base.openai={server.base_url}")
-        (outcome,) = run_job(cfg)  # full_context is not started either: it would call the same actor
+        with pytest.raises(NothingAnswered) as nothing:  # every question failed: the command exits 1
+            run_job(cfg)
+        (outcome,) = nothing.value.outcomes  # full_context is not started either: it would call the same actor
         requests = server.stats.requests
     assert requests == 1  # no retry, no second question
     assert outcome.computed == 1 and outcome.planned == 16 and outcome.stopped.startswith("answer: auth: ")

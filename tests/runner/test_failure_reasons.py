@@ -41,7 +41,9 @@ def test_an_ingest_failure_has_its_reason_in_console_run_log_and_results_file(tm
     failing = [True]  # the embedder's server refuses the key (401: run-fatal), then accepts it
     with FakeOpenAIServer(schedule=lambda i, body: "401" if failing[0] and "input" in body else None) as srv:
         p, log = _run(tmp_path, f"{srv.base_url}?api_key={SENTINEL}")
-        assert p.returncode == 0, p.stderr[-2000:]
+        # every question failed: exit 1 with one line (a partial failure exits 0; docs/reliability.md)
+        assert p.returncode == 1, p.stderr[-2000:]
+        assert "ombench: error: every question of this run failed (2 failed, none answered)" in p.stderr
         flat = " ".join(p.stdout.split())  # the summary's notes column may wrap
         assert "2 failed, stopped (error)" in flat and "stopped (budget)" not in p.stdout
         assert "auth (ingest) x2: litellm.AuthenticationError" in p.stdout and "[rag] stopped early: ingest" in p.stdout

@@ -124,3 +124,24 @@ def test_a_server_that_does_not_answer_is_a_preflight_error(tmp_path):
         check_local_servers(cfg)
     [line] = str(err.value).splitlines()  # one line for the server, naming every role it serves
     assert f"nothing answers at {url}" in line and "gateway.api_base" in line and "actor" in line.split(":")[0]
+
+
+@pytest.mark.parametrize("extra", ["judge.panel=[openai/panel-judge,offline/evaluator]",
+                                   "judge.second_model=openai/second-judge"])
+def test_a_panel_or_second_judges_server_that_does_not_answer_is_a_preflight_error(tmp_path, extra):
+    """judge.panel's members and judge.second_model on a local server are probed like the main judge (was: not
+    probed; every panel call failed after its retries)."""
+    with FakeOpenAIServer(models=[MODEL], props=PROPS) as srv:
+        url = srv.base_url
+    cfg = validate_plain(compose_cfg(tmp_path, "run_strategies=[oracle]", "model.judge.model=offline/judge", extra,
+                                     f"+gateway.api_base.openai={url}"))
+    with pytest.raises(UserError) as err:
+        check_local_servers(cfg)
+    [line] = str(err.value).splitlines()
+    assert f"nothing answers at {url}" in line and line.split(":")[0] in ("panel_judge_1", "second_judge"), line
+
+
+def validate_plain(cfg):
+    from omegaconf import OmegaConf
+
+    return validate(OmegaConf.to_container(cfg, resolve=True))

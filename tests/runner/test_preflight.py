@@ -209,3 +209,27 @@ def test_a_timeout_that_applies_to_no_role_because_every_role_is_local_is_warned
     remote = build_context(_root(tmp_path, *base[:3], "+gateway.api_base.actor=https://u:pw-1234@llm.example.com/v1",
                                  "gateway.timeout_s=30"))
     assert list(run_checks(remote, ["credentials"])) == []
+
+
+@pytest.mark.parametrize("extra", [["judge.panel=[openai/gpt-4o-2024-08-06,anthropic/claude-sonnet-4-5]"],
+                                   ["judge.second_model=anthropic/claude-sonnet-4-5"]])
+def test_panel_judges_and_the_second_judge_have_their_keys_checked(tmp_path, no_keys, monkeypatch, extra) -> None:
+    """judge.panel's members and judge.second_model are called like the main judge: a missing key is a preflight
+    error naming the judge's role and model (was: every panel call failed after the run started)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-x")
+    root = _root(tmp_path, "model.judge.model=offline/judge", "run_strategies=[oracle]", *extra)
+    with pytest.raises(PreflightError) as err:
+        preflight(root)
+    lines = str(err.value).splitlines()
+    assert len(lines) == 1 and "anthropic/claude-sonnet-4-5 needs an API key: set ANTHROPIC_API_KEY" in lines[0]
+    assert lines[0].startswith(("panel_judge_2 model", "second_judge model")), lines
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-x")
+    assert [f for f in run_checks(build_context(root)) if f.level == "error"] == []
+
+
+def test_an_unset_api_key_env_of_a_panel_judge_is_an_error(tmp_path, no_keys) -> None:
+    root = _root(tmp_path, "model.judge.model=offline/judge", "run_strategies=[oracle]",
+                 "judge.panel=[offline/judge,offline/evaluator]", "+gateway.api_key_env.panel_judge_1=OMBENCH_TEST_NO_VAR")
+    errors = [f for f in run_checks(build_context(root), ["credentials"]) if f.level == "error"]
+    assert len(errors) == 1 and errors[0].message.startswith(
+        "gateway.api_key_env.panel_judge_1=OMBENCH_TEST_NO_VAR names an unset environment variable (panel_judge_1)")
