@@ -135,12 +135,6 @@ class DecayStrategy(StrategyBase):
         self._segs = SegmentCache()
 
     # ---- protocol ---------------------------------------------------------------------------------------
-    def _count(self, text: str) -> int:
-        """Tokens of one message, tokenised by line pieces (`TokenCounter.encode_by_lines`, exact): the
-        evaluator's request (one block per message, counted by the offline engine by line pieces) then finds
-        every line of a message but its last in the piece memo instead of tokenising the message again."""
-        return len(self.ctx.counter.encode_by_lines(text)) if text else 0
-
     async def add_turn(self, turn: ReplayTurn) -> TurnResult:
         events: list[str] = []
         self.now = turn.user_at
@@ -151,7 +145,7 @@ class DecayStrategy(StrategyBase):
             self._cleanup(turn.user_at, events)
             if self.p.consolidate_every and self.sessions > 1 and (self.sessions - 1) % self.p.consolidate_every == 0:
                 await self._consolidate(events)
-        user = user_msg(turn, self._count)
+        user = user_msg(turn, self.ctx.line_tokens)
         result = TurnResult(prompt=None, events=events)
         if user is not None:
             window = self.cur[-self.p.recent_turns:] if self.p.recent_turns else []
@@ -160,7 +154,7 @@ class DecayStrategy(StrategyBase):
                 events.append("retrieve")
             self.last_ids = ids
             result.prompt = self._render(ids, [m for _, ms in window for m in ms], user)
-        msgs = list(turn_msgs(turn, self._count, user))
+        msgs = list(turn_msgs(turn, self.ctx.line_tokens, user))
         self.cur.append((turn.index, msgs))
         for m in msgs:
             if m.role == "user" or self.p.remember_assistant:
