@@ -60,7 +60,7 @@ class StrategyContext:
         """tokens(text), tokenised by line pieces (`TokenCounter.encode_by_lines`, exact; its ids memoised as
         encode's): a later text that holds this one's lines (a request or document quoting the message) finds
         all of them but the last in the piece memo instead of tokenising them again."""
-        return len(self.counter.encode_by_lines(text)) if text else 0
+        return len(self.counter.encode_by_lines(text, keep_pieces=True)) if text else 0
 
     def renders_with_counter(self) -> bool:
         """Whether the default renderer tokenises with this context's counter (always in a run), so ids this
