@@ -12,8 +12,10 @@ import math
 import os
 import threading
 import unicodedata
+from bisect import bisect_left
 from collections import OrderedDict
 from functools import lru_cache
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -69,6 +71,14 @@ def get_encoding(name: str = "o200k_base") -> tiktoken.Encoding:
         ) from exc
 
 
+def _token_byte_len(enc: tiktoken.Encoding, i: int) -> int:
+    """Bytes of token `i` (0 for an id the encoding does not use)."""
+    try:
+        return len(enc.decode_single_token_bytes(i))
+    except KeyError:
+        return 0
+
+
 class TokenCounter:
     """Counts tokens of strings and chat messages; results memoised by content (LRU, bounded)."""
 
@@ -87,6 +97,7 @@ class TokenCounter:
         self._glue = _ROLE_GLUE.get(encoding)
         self._lines: dict[str, tuple[int, ...]] = {}  # encode_by_lines' per-piece memo (first in, first out)
         self._max_lines = max_entries
+        self._token_bytes: list[int] | None = None  # bytes per token id (_keep_pieces), built on first use
 
     def splits_after_role(self, role: str, text: str) -> bool:
         """Whether tokens(role + text) == tokens(role) + tokens(text) is guaranteed by the encoding's
@@ -115,24 +126,23 @@ class TokenCounter:
                 self._ids_chars -= len(old)
         return ids
 
-    def encode_by_lines(self, text: str) -> tuple[int, ...]:
+    def encode_by_lines(self, text: str, keep_pieces: bool = False) -> tuple[int, ...]:
         """encode(text), exactly, for a long text that recurs with parts moved, added or removed (a block of
         other conversations, an observation log): where the encoding must split after a newline (a line that
         starts with neither whitespace nor "/", as in count_joined), the pieces between such points are
         tokenised on their own and memoised, so only pieces not seen before are tokenised. The whole text's ids
-        are memoised as encode's. Other encodings: encode(text)."""
+        are memoised as encode's. Other encodings: encode(text).
+
+        keep_pieces: when the whole text is memoised already (encode), its pieces are memoised too, cut from
+        its ids at the pieces' byte offsets (token boundaries there: the encoding must split), so a later text
+        holding the same lines finds them whatever tokenised this one first."""
         with self._lock:
             hit = self._ids.get(text)
         if hit is not None or self.encoding_name not in NEWLINE_SPLIT_ENCODINGS:
+            if hit is not None and keep_pieces and self.encoding_name in NEWLINE_SPLIT_ENCODINGS:
+                self._keep_pieces(self._pieces(text), hit)
             return hit if hit is not None else self.encode(text)
-        pieces: list[str] = []
-        run: list[str] = []
-        for line in text.split("\n"):
-            if run and line and not line[0].isspace() and line[0] != "/":
-                pieces.append("\n".join(run) + "\n")
-                run = []
-            run.append(line)
-        pieces.append("\n".join(run))
+        pieces = self._pieces(text)
         memo = self._lines
         out: list[int] = []
         for piece in pieces:
@@ -153,6 +163,42 @@ class TokenCounter:
                 old, _ = self._ids.popitem(last=False)
                 self._ids_chars -= len(old)
         return whole
+
+    @staticmethod
+    def _pieces(text: str) -> list[str]:
+        """encode_by_lines' pieces: `text` cut after every newline followed by neither whitespace nor "/"."""
+        pieces: list[str] = []
+        run: list[str] = []
+        for line in text.split("\n"):
+            if run and line and not line[0].isspace() and line[0] != "/":
+                pieces.append("\n".join(run) + "\n")
+                run = []
+            run.append(line)
+        pieces.append("\n".join(run))
+        return pieces
+
+    def _keep_pieces(self, pieces: list[str], ids: tuple[int, ...]) -> None:
+        """Memoise each piece's ids, cut from `ids` (the ids of the joined pieces) by the tokens' byte lengths.
+        A piece whose end is not a token boundary (never, for these encodings) stops the cutting."""
+        memo = self._lines
+        if len(pieces) < 2 or pieces[0] in memo and pieces[-1] in memo:
+            return
+        if self._token_bytes is None:
+            enc = self._enc
+            self._token_bytes = [_token_byte_len(enc, i) for i in range(enc.max_token_value + 1)]
+        ends = list(accumulate(map(self._token_bytes.__getitem__, ids)))
+        start_tok, end_byte = 0, 0
+        for piece in pieces:
+            end_byte += len(piece.encode("utf-8"))
+            k = bisect_left(ends, end_byte, start_tok)
+            if k >= len(ends) or ends[k] != end_byte:
+                return
+            if piece not in memo:
+                if len(memo) >= self._max_lines:
+                    for old in list(memo)[: len(memo) // 2]:
+                        del memo[old]
+                memo[piece] = ids[start_tok : k + 1]
+            start_tok = k + 1
 
     def has_encoded(self, text: str) -> bool:
         """Whether `encode(text)` is memoised, i.e. would be a look-up rather than a tokenisation."""

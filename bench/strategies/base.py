@@ -56,6 +56,19 @@ class StrategyContext:
         # encode() shares its memo with the rendering (bench.render.prompt_units), so counting a segment never tokenises it twice
         return len(self.counter.encode(text)) if text else 0
 
+    def line_tokens(self, text: str) -> int:
+        """tokens(text), tokenised by line pieces (`TokenCounter.encode_by_lines`, exact; its ids memoised as
+        encode's): a later text that holds this one's lines (a request or document quoting the message) finds
+        all of them but the last in the piece memo instead of tokenising them again."""
+        return len(self.counter.encode_by_lines(text, keep_pieces=True)) if text else 0
+
+    def renders_with_counter(self) -> bool:
+        """Whether the default renderer tokenises with this context's counter (always in a run), so ids this
+        counter memoises are the ones a prompt's rendering reuses."""
+        from bench.render import default_renderer
+
+        return bool(default_renderer().tokenizer == self.counter.encode)
+
     def segment_tokens(self, prompt: Prompt) -> list[int]:
         """Tokens of each segment's text of `prompt` (no message headers), as `tokens(seg.text)` would give them.
         When the default renderer tokenises with this context's counter (always in a run), the counts come from

@@ -145,7 +145,7 @@ class DecayStrategy(StrategyBase):
             self._cleanup(turn.user_at, events)
             if self.p.consolidate_every and self.sessions > 1 and (self.sessions - 1) % self.p.consolidate_every == 0:
                 await self._consolidate(events)
-        user = user_msg(turn, self.ctx.tokens)
+        user = user_msg(turn, self.ctx.line_tokens)
         result = TurnResult(prompt=None, events=events)
         if user is not None:
             window = self.cur[-self.p.recent_turns:] if self.p.recent_turns else []
@@ -154,7 +154,7 @@ class DecayStrategy(StrategyBase):
                 events.append("retrieve")
             self.last_ids = ids
             result.prompt = self._render(ids, [m for _, ms in window for m in ms], user)
-        msgs = list(turn_msgs(turn, self.ctx.tokens, user))
+        msgs = list(turn_msgs(turn, self.ctx.line_tokens, user))
         self.cur.append((turn.index, msgs))
         for m in msgs:
             if m.role == "user" or self.p.remember_assistant:

@@ -60,6 +60,7 @@ class RagStrategy(StrategyBase):
             raise ConfigError(
                 "strategies.rag.params.retriever=dense needs an embedder; configure model.embedder or use bm25"
             )
+        self._by_lines = ctx.renders_with_counter()
         self._reset()
 
     def _reset(self) -> None:
@@ -81,7 +82,7 @@ class RagStrategy(StrategyBase):
         if turn.thread_id != self._label:
             self._close()
             self._label = turn.thread_id
-        user = user_msg(turn, self.ctx.tokens)
+        user = user_msg(turn, self.ctx.line_tokens)
         result = TurnResult(prompt=None)
         if user is not None:
             window = self._cur[-self.p.recent_turns :] if self.p.recent_turns else []
@@ -90,7 +91,7 @@ class RagStrategy(StrategyBase):
                 result.events.append("retrieve")
             self._last_ids = ids
             result.prompt = self._render(ids, [m for _, ms in window for m in ms], user)
-        self._commit(turn, list(turn_msgs(turn, self.ctx.tokens, user)))
+        self._commit(turn, list(turn_msgs(turn, self.ctx.line_tokens, user)))
         return result
 
     async def question_prompt(self, question: str, question_date: datetime, question_date_str: str) -> Prompt:
@@ -213,6 +214,8 @@ class RagStrategy(StrategyBase):
         key = (i, breakpoint)
         seg = self._doc_segs.get(key)
         if seg is None:
+            if self._by_lines:  # the rendering then finds the document's ids: its messages' lines but the last
+                self.ctx.counter.encode_by_lines(self.docs[i])  # of each were tokenised already (line_tokens)
             seg = Segment("system", self.docs[i], f"rag:{self.p.granularity}:{i}", breakpoint, index)
             self._doc_segs[key] = seg
         return seg

@@ -166,3 +166,27 @@ def test_encode_by_lines_equals_encode_and_reuses_pieces() -> None:
     moved = "".join([parts[-1], *parts[:-1]])  # the newest part first: every old piece is found again
     assert c.encode_by_lines(moved) == tuple(c._enc.encode(moved))
     assert len(c._lines) == pieces
+
+
+def test_keep_pieces_memoises_the_pieces_of_a_text_encoded_whole_exactly() -> None:
+    """encode_by_lines(keep_pieces=True) on a text that encode() tokenised whole memoises its line pieces cut from
+    those ids, each equal to tiktoken's ids of the piece (random texts with multi-byte characters, both
+    encodings), so a later text quoting its lines does not tokenise them again."""
+    import random
+
+    chars = list("aAzZ09 \t'’\"([{-_.,!?🔴é中<>/*") + ["\n"] * 6 + ["\r\n", "\n\n", "\n/", "\n ", "\n<", "\n*", "\n'"]
+    for enc in ("o200k_base", "cl100k_base"):
+        c = TokenCounter(enc)
+        rng = random.Random(11)
+        for _ in range(3000):
+            t = "".join(rng.choice(chars) for _ in range(rng.randint(0, 60)))
+            whole = c.encode(t)
+            assert c.encode_by_lines(t, keep_pieces=True) == whole
+        assert len(c._lines) > 1000
+        for piece, ids in c._lines.items():
+            assert ids == tuple(c._enc.encode(piece, disallowed_special=())), piece
+    c = TokenCounter()
+    message = "Step 1: water it\nStep 2: wait\nStep 3: repot it"
+    c.encode(message)
+    c.encode_by_lines(message, keep_pieces=True)
+    assert {"Step 1: water it\n", "Step 2: wait\n"} <= set(c._lines)

@@ -277,3 +277,34 @@ async def test_on_a_real_haystack_the_prompt_misses_from_the_first_changed_item(
     assert changed > 50
     st = s.state()
     assert st["stats"]["consolidations"] > 0 and st["stats"]["evaluator_calls"] > 0 and not st["evaluator_failures"]
+
+
+async def test_the_evaluator_request_finds_a_messages_lines_already_tokenised():
+    """decay counts each message by line pieces, so counting the evaluator's request the way the offline engine
+    does (line pieces) tokenises a message's lines again only for its last one (issue 30)."""
+    import dataclasses
+
+    from bench.strategies.decay_evaluator import evaluator_request
+    from om_core.tokens import TokenCounter
+
+    class Spy:
+        def __init__(self, enc):
+            self.enc, self.texts = enc, []
+
+        def encode(self, text, **kw):
+            self.texts.append(text)
+            return self.enc.encode(text, **kw)
+
+    lines = [f"Step {k}: water the zq{k}plant twice" for k in range(6)]
+    answer = "\n".join(lines)
+    counter = TokenCounter()
+    spy = counter._enc = Spy(counter._enc)
+    models = {"evaluator": scripted_evaluator(), "summarizer": ScriptedModel("summarizer")}
+    s = make_strategy("decay", {"remember_assistant": True, "evaluate_every": 100},
+                      dataclasses.replace(make_ctx(models=models), counter=counter))
+    await replay(s, make_view([[("user", "How do I care for it?"), ("assistant", answer)]]))
+    request = evaluator_request([(0, "assistant", "1 May 2023", answer)])[-1]["content"]
+    spy.texts.clear()
+    assert len(counter.encode_by_lines(request)) == len(counter._enc.enc.encode(request))
+    again = [t for t in spy.texts if "plant" in t]
+    assert again == [lines[-1] + "\n"], again

@@ -152,3 +152,38 @@ def test_term_counts_equal_counter_of_tokenize():
     for stop in (True, False):
         a, b = term_counts(text, stop), Counter(tokenize(text, stop))
         assert a == b and list(a) == list(b)  # same counts, same order (the index's histogram order)
+
+
+async def test_a_retrieved_round_tokenises_only_its_messages_first_and_last_lines_again(monkeypatch):
+    """rag counts each message by line pieces and renders a retrieved document through the same piece memo, so
+    showing a round tokenises again only the lines its messages do not share with it: each message's first
+    (after the role) and last line (issue 30)."""
+    from bench.render import prompt_units
+    from om_core.tokens import default_counter
+
+    counter = default_counter()
+
+    class Spy:
+        def __init__(self, enc):
+            self.enc, self.texts = enc, []
+
+        def encode(self, text, **kw):
+            self.texts.append(text)
+            return self.enc.encode(text, **kw)
+
+    spy = Spy(counter._enc)
+    monkeypatch.setattr(counter, "_enc", spy)
+    steps = [f"Step {k}: feed the qv{k}fish at dawn" for k in range(6)]
+    view = make_view([[("user", "How do I keep qv0fish?\nThey are new."), ("assistant", "\n".join(steps))],
+                      [("user", "Remind me about qv3fish")]])
+    s = make_strategy("rag", {"recent_turns": 0}, make_ctx())
+    results = [await s.add_turn(t) for t in build_timeline(view)]
+    prompt = results[-1].prompt
+    assert any(seg.key.startswith("rag:") and "qv5fish" in seg.text for seg in prompt.segments)
+    n = sum(len(u.ids) for u in prompt_units(prompt))
+    assert n == sum(len(spy.enc.encode(seg.text)) for seg in prompt.segments) + sum(
+        len(u.ids) for u in prompt_units(prompt) if u.block == -1)
+    again = [t for t in spy.texts if "fish" in t]
+    for k in range(1, 5):  # the lines the message and the document share: tokenised once
+        assert again.count(steps[k] + "\n") == 1, again
+    assert "assistant: Step 0: feed the qv0fish at dawn\n" in again and "Step 5: feed the qv5fish at dawn\n" in again
