@@ -94,7 +94,7 @@ def keep_name(new_extra: Any, stored: Mapping[str, Any] | None) -> Any:
     import json
 
     old = name_of(stored)
-    as_text = isinstance(new_extra, str)
+    as_text = new_extra is None or isinstance(new_extra, str)  # None: the runs column's empty JSON text
     extra = json.loads(new_extra) if as_text and new_extra else (dict(new_extra) if new_extra else {})
     if not isinstance(extra, dict) or extra.get("run_name") == old:
         return new_extra
