@@ -116,7 +116,10 @@ class TokenCounter:
             if hit is not None:
                 self._ids.move_to_end(text)
                 return hit
-        ids = tuple(self._enc.encode(text, disallowed_special=()))
+        return self._remember(text, tuple(self._enc.encode(text, disallowed_special=())))
+
+    def _remember(self, text: str, ids: tuple[int, ...]) -> tuple[int, ...]:
+        """Memoise `text`'s ids (least recently used out first, bounded in entries and characters): `ids`."""
         with self._lock:
             if text not in self._ids:
                 self._ids_chars += len(text)
@@ -154,15 +157,7 @@ class TokenCounter:
                         del memo[old]
                 memo[piece] = ids
             out.extend(ids)
-        whole = tuple(out)
-        with self._lock:
-            if text not in self._ids:
-                self._ids_chars += len(text)
-            self._ids[text] = whole
-            while self._ids and (len(self._ids) > self._max // 4 or self._ids_chars > self._max_chars):
-                old, _ = self._ids.popitem(last=False)
-                self._ids_chars -= len(old)
-        return whole
+        return self._remember(text, tuple(out))
 
     @staticmethod
     def _pieces(text: str) -> list[str]:

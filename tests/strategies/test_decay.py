@@ -24,6 +24,7 @@ from bench.strategies.decay import CONSOLIDATE_SYSTEM, MEMORY_HEADER, DecayParam
 from bench.strategies.decay_evaluator import EVALUATOR_SYSTEM, items_from_request, rule_scores
 from om_core.tokens import default_counter
 
+from tests.helpers.encode_spy import EncodeSpy
 from tests.helpers.strategies import ScriptedModel, chat, is_prefix, make_ctx, make_view, s_dataset
 
 VOLATILE = "The weather is lovely today and I am temporarily staying at a hostel right now."
@@ -287,18 +288,10 @@ async def test_the_evaluator_request_finds_a_messages_lines_already_tokenised():
     from bench.strategies.decay_evaluator import evaluator_request
     from om_core.tokens import TokenCounter
 
-    class Spy:
-        def __init__(self, enc):
-            self.enc, self.texts = enc, []
-
-        def encode(self, text, **kw):
-            self.texts.append(text)
-            return self.enc.encode(text, **kw)
-
     lines = [f"Step {k}: water the zq{k}plant twice" for k in range(6)]
     answer = "\n".join(lines)
     counter = TokenCounter()
-    spy = counter._enc = Spy(counter._enc)
+    spy = counter._enc = EncodeSpy(counter._enc)
     models = {"evaluator": scripted_evaluator(), "summarizer": ScriptedModel("summarizer")}
     s = make_strategy("decay", {"remember_assistant": True, "evaluate_every": 100},
                       dataclasses.replace(make_ctx(models=models), counter=counter))

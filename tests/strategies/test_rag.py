@@ -9,6 +9,7 @@ from bench.strategies import make_strategy
 from bench.strategies.bm25 import BM25Index, tokenize
 from bench.strategies.rag import MEMORY_HEADER
 
+from tests.helpers.encode_spy import EncodeSpy
 from tests.helpers.strategies import chat, is_prefix, make_ctx, make_view
 
 CORPUS = [
@@ -163,15 +164,7 @@ async def test_a_retrieved_round_tokenises_only_its_messages_first_and_last_line
 
     counter = default_counter()
 
-    class Spy:
-        def __init__(self, enc):
-            self.enc, self.texts = enc, []
-
-        def encode(self, text, **kw):
-            self.texts.append(text)
-            return self.enc.encode(text, **kw)
-
-    spy = Spy(counter._enc)
+    spy = EncodeSpy(counter._enc)
     monkeypatch.setattr(counter, "_enc", spy)
     steps = [f"Step {k}: feed the qv{k}fish at dawn" for k in range(6)]
     view = make_view([[("user", "How do I keep qv0fish?\nThey are new."), ("assistant", "\n".join(steps))],

@@ -1,0 +1,17 @@
+"""A stand-in for a TokenCounter's tiktoken encoding that records every text it is asked to encode: tests of
+"tokenised once" (issue 30) count what reached the tokenizer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class EncodeSpy:
+    """Wraps an encoding (`TokenCounter._enc`); `texts` lists each text passed to `encode`, in order."""
+
+    def __init__(self, enc: Any) -> None:
+        self.enc, self.texts = enc, []
+
+    def encode(self, text: str, **kw: Any) -> list[int]:
+        self.texts.append(text)
+        return self.enc.encode(text, **kw)
