@@ -24,7 +24,6 @@ import time
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Awaitable, Callable, TypeVar
-from unittest.mock import patch
 
 from om_core.llm import Completion, Usage
 
@@ -204,14 +203,9 @@ class Gateway:
         server gets LOCAL_SERVER_KEY instead. litellm reads the process environment: the blank variables are left
         out of it for the duration of the check."""
         if model not in self._env_keys:
-            from bench.gateway.setup import ensure_litellm
+            from bench.gateway.setup import ensure_litellm, keys_litellm_finds
 
-            litellm = ensure_litellm()
-            blank = [k for k, v in os.environ.items() if not v.strip()]
-            with patch.dict(os.environ):
-                for k in blank:
-                    del os.environ[k]
-                got = litellm.validate_environment(model=model)
+            got = keys_litellm_finds(ensure_litellm(), model, dict(os.environ))
             self._env_keys[model] = bool(got.get("keys_in_environment"))
         return self._env_keys[model]
 

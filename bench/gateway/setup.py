@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from types import ModuleType
+from typing import Any
+from unittest.mock import patch
 
 from bench.gateway.providers import LITELLM_LOCK, install_provider, loaded_litellm, mark_loaded, registered_providers
 
@@ -53,3 +56,13 @@ def ensure_litellm() -> ModuleType:
             install_provider(litellm, provider)
         mark_loaded(litellm)
         return litellm
+
+
+def keys_litellm_finds(litellm: ModuleType, model: str, env: Mapping[str, str]) -> dict[str, Any]:
+    """litellm.validate_environment(model) as if the environment were `env` with its blank variables left out: a
+    variable set but empty (`OPENAI_API_KEY=`) counts as absent (litellm only checks that it is present). litellm
+    reads the process environment, so `env` stands in for it for the duration of the call. Returns litellm's dict
+    (`keys_in_environment`, `missing_keys`)."""
+    usable = {k: v for k, v in env.items() if str(v).strip()}
+    with patch.dict(os.environ, usable, clear=True):
+        return dict(litellm.validate_environment(model=model))

@@ -31,7 +31,6 @@ import os
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Mapping, TextIO
-from unittest.mock import patch
 
 from bench.config import RootCfg
 from bench.errors import ConfigError, UserError
@@ -267,9 +266,9 @@ def _missing_keys(litellm: Any, model: str, env: Mapping[str, str]) -> list[str]
     """The variables litellm wants for `model` and does not find in `env`; a variable set but empty (or blank,
     `OPENAI_API_KEY=`) counts as missing: litellm only checks that it is present. litellm reads the process
     environment, so it is asked with `env` (blank values removed) in its place for the duration of the call."""
-    usable = {k: v for k, v in env.items() if str(v).strip()}
-    with patch.dict(os.environ, usable, clear=True):
-        got = litellm.validate_environment(model=model)
+    from bench.gateway.setup import keys_litellm_finds
+
+    got = keys_litellm_finds(litellm, model, env)
     if got.get("keys_in_environment"):
         return []
     return [str(k) for k in got.get("missing_keys") or []]
