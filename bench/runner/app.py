@@ -174,6 +174,9 @@ class _TallySink:
     def errors(self, run_key: str) -> dict[str, str]:
         return self.inner.errors(run_key)
 
+    def unjudged_ids(self, run_key: str) -> set[str]:
+        return self.inner.unjudged_ids(run_key)
+
     def write_question(self, run_key: str, result: QuestionResult, *, replace: bool = False) -> bool:
         wrote = self.inner.write_question(run_key, result, replace=replace)
         if result.sample.error:

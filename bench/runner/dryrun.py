@@ -35,6 +35,9 @@ class _MemorySink:
     def errors(self, run_key: str) -> dict[str, str]:
         return {}
 
+    def unjudged_ids(self, run_key: str) -> set[str]:
+        return set()
+
     def write_question(self, run_key: str, result: QuestionResult, *, replace: bool = False) -> bool:
         self.calls.extend((run_key, c) for c in result.calls)
         return True

@@ -79,6 +79,22 @@ def make_gateway(job: Job | RootCfg) -> Gateway:
     return as_job(job).make_gateway()
 
 
+def unjudged_again(sink: ResultSink, key: str, done: set[str], second_model: str, shown: str) -> set[str]:
+    """Stored questions judged before judge.second_model was set (no second verdict): computed again, with the
+    stored copy replaced, so agreement covers every question. Memory comes back from the ingestion checkpoints
+    and the Actor's and first judge's replies from the response cache where they are on, so the answer and the
+    first verdict are the stored ones; without them the question is asked anew. Said once on the console and
+    in the run log, with the count."""
+    from bench.notices import warn
+
+    ids = sink.unjudged_ids(key) & done
+    if ids:
+        warn(f"[{shown}] judge.second_model={second_model}: {len(ids)} stored question(s) have no second verdict; "
+             "they are computed again (memory from checkpoints, replies from the response cache where on) so "
+             "every question has both")
+    return ids
+
+
 async def served_endpoints(gateway: Gateway, roles: set[Role]) -> dict[str, dict[str, str]]:
     """role -> {base, served} for the roles sent to a self-hosted server (asked once per server): the run and
     ingestion keys change with the server and with the model it serves."""
@@ -114,6 +130,8 @@ async def run_strategy(job: Job, ds: Dataset, strategy: str, sink: ResultSink, g
     # not while the window and answer reserve are the same (it would be refused again: final_error)
     window, reserve = cfg.model.actor_max_input_tokens, answer_reserve(cfg.answer)
     retry = {q for q, e in sink.errors(key).items() if not final_error(e, window, reserve)} & done
+    if job.judge.second_model and not dry_run:
+        retry |= unjudged_again(sink, key, done, job.judge.second_model, strategy)
     done -= retry
     n_total = len(ds)
     todo_ids = {qid for qid in ds.question_ids() if qid not in done}

@@ -286,6 +286,10 @@ class ResultSink(Protocol):
     def errors(self, run_key: str) -> dict[str, str]:
         """Question id -> the stored error, for every question of errored_ids."""
 
+    def unjudged_ids(self, run_key: str) -> set[str]:
+        """The subset of done_ids stored without an error and without a second judge's verdict: judged before
+        judge.second_model was set, so a run with it computes them again (bench.runner.experiment)."""
+
     def write_question(self, run_key: str, result: QuestionResult, *, replace: bool = False) -> bool:
         """Write one question's rows together. False (nothing written) when it is stored and replace is False."""
 

@@ -38,6 +38,10 @@ class Results:
         return {r[0]: r[1] for r in sql(
             self.con, "SELECT question_id, error FROM samples WHERE run_key = ? AND error IS NOT NULL", [run_key])}
 
+    def unjudged_ids(self, run_key: str) -> set[str]:
+        return {r[0] for r in sql(self.con, "SELECT question_id FROM samples WHERE run_key = ? AND error IS NULL "
+                                            "AND label_second IS NULL", [run_key])}
+
     # --- runs -------------------------------------------------------------------------------------------
 
     def runs(self) -> pd.DataFrame:

@@ -119,7 +119,8 @@ class ShardWriter:
     def _samples(self, run_key: str) -> list[dict[str, Any]]:
         prefix = f"{_safe(run_key)}__"
         files = [p for p in (self.folder / "samples").glob(f"{prefix}*.parquet") if p.name.startswith(prefix)]
-        return [r for p in files for r in pq.read_table(p, columns=["question_id", "error"]).to_pylist()]
+        return [r for p in files
+                for r in pq.read_table(p, columns=["question_id", "error", "label_second"]).to_pylist()]
 
     def done_ids(self, run_key: str) -> set[str]:
         return {r["question_id"] for r in self._samples(run_key)}
@@ -129,6 +130,9 @@ class ShardWriter:
 
     def errors(self, run_key: str) -> dict[str, str]:
         return {r["question_id"]: r["error"] for r in self._samples(run_key) if r["error"] is not None}
+
+    def unjudged_ids(self, run_key: str) -> set[str]:
+        return {r["question_id"] for r in self._samples(run_key) if r["error"] is None and r["label_second"] is None}
 
     def write_question(self, run_key: str, result: QuestionResult, *, replace: bool = False) -> bool:
         rows = question_rows(run_key, result)
@@ -161,20 +165,24 @@ class SweepSink(ShardWriter):
         super().__init__(folder)
         self.db_path = Path(db_path)
 
-    def _merged(self, run_key: str) -> tuple[set[str], dict[str, str]]:
+    def _merged(self, run_key: str) -> tuple[set[str], dict[str, str], set[str]]:
         from bench.store.db import FileLocked
         from bench.store.reader import Results
 
         if not self.db_path.exists():
-            return set(), {}
+            return set(), {}, set()
         try:
             with Results(self.db_path) as r:
-                return r.done_ids(run_key), r.errors(run_key)
+                return r.done_ids(run_key), r.errors(run_key), r.unjudged_ids(run_key)
         except FileLocked:  # a writer holds the file: the shards alone decide
-            return set(), {}
+            return set(), {}, set()
 
     def done_ids(self, run_key: str) -> set[str]:
         return super().done_ids(run_key) | self._merged(run_key)[0]
+
+    def unjudged_ids(self, run_key: str) -> set[str]:
+        in_shards = super().done_ids(run_key)
+        return (self._merged(run_key)[2] - in_shards) | super().unjudged_ids(run_key)
 
     def errored_ids(self, run_key: str) -> set[str]:
         return set(self.errors(run_key))

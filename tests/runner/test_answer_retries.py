@@ -250,3 +250,28 @@ def test_an_answer_tries_table_without_the_second_judge_columns_gains_them() -> 
                                       "'answer_tries' ORDER BY ordinal_position").fetchall()]
     assert cols[-2:] == ["label_second", "judge_second_raw"]
     assert con.execute("SELECT label_second FROM answer_tries").fetchall() == [(None,)]
+
+
+def test_a_second_judge_added_to_a_finished_run_judges_its_stored_questions(tmp_path, capsys) -> None:
+    """judge.second_model is not part of the run key: set on a finished run, the stored questions (judged without
+    it) are computed again so every one gets a second verdict, their answers and first verdicts unchanged; said
+    on the console. Before, the run found every question done and judged nothing, silently."""
+    db = tmp_path / "bench.duckdb"
+    args = ("dataset.limit=2", "run.concurrency=1", "run_strategies=[full_context]")
+    key = run_job(compose_cfg(tmp_path, *args))[0].run_key
+    before = _q(db, f"SELECT question_id, hypothesis, label, label_second FROM samples WHERE run_key = '{key}' "
+                    "ORDER BY question_id")
+    assert len(before) == 2 and all(r[3] is None for r in before)
+    capsys.readouterr()
+
+    out = run_job(compose_cfg(tmp_path, *args, "judge.second_model=offline/judge"))
+    assert out[0].run_key == key and out[0].computed == 2
+    assert "2 stored question(s) have no second verdict" in capsys.readouterr().err
+    after = _q(db, f"SELECT question_id, hypothesis, label, label_second FROM samples WHERE run_key = '{key}' "
+                   "ORDER BY question_id")
+    assert [r[:3] for r in after] == [r[:3] for r in before] and all(r[3] is not None for r in after)
+    calls = _q(db, f"SELECT count(*) FROM calls WHERE run_key = '{key}' AND role = 'second_judge'")
+    assert calls[0][0] == 2
+
+    out = run_job(compose_cfg(tmp_path, *args, "judge.second_model=offline/judge"))  # nothing left to judge
+    assert out[0].computed == 0 and "no second verdict" not in capsys.readouterr().err
