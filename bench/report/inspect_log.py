@@ -147,6 +147,8 @@ def build_eval_log(res: Results, run_key: str) -> EvalLog:
     roles = {k: v.get("model") for k, v in ((manifest.config or {}).get("model") or {}).items()
              if isinstance(v, dict) and v.get("model")}
 
+    # a panel-judged run: the headline verdict is the panel's (runs.extra judge_panel: its models and rule)
+    panel = (manifest.extra or {}).get("judge_panel") if isinstance(manifest.extra, dict) else None
     eval_samples: list[Any] = []
     usage_total: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0.0])  # model -> input, output tokens, USD
     for s in samples.to_dict("records"):
@@ -219,7 +221,8 @@ def build_eval_log(res: Results, run_key: str) -> EvalLog:
         metrics["macro_accuracy"] = log.EvalMetric(name="macro_accuracy", value=float(by_type.mean()))
     scores = [log.EvalScore(name=SCORER, scorer=SCORER, scored_samples=len(judged),
                             unscored_samples=len(samples) - len(judged), metrics=metrics,
-                            metadata={"model": manifest.judge_model})]
+                            metadata={"model": manifest.judge_model,
+                                      **({"panel": panel} if panel else {})})]
     second = samples[samples.label_second.notna()] if "label_second" in samples else samples.iloc[:0]
     if len(second):
         p2 = float(second.label_second.astype(bool).mean())
@@ -240,7 +243,8 @@ def build_eval_log(res: Results, run_key: str) -> EvalLog:
             metadata={"source": "om-bench", "run_key": run_key, "run_name": name, "strategy": manifest.strategy,
                       "dataset_name": manifest.dataset_name, "dataset_sha256": manifest.dataset_sha256,
                       "n_questions_planned": manifest.n_questions_planned, "models": roles,
-                      "judge_model": manifest.judge_model, "status": manifest.status}),
+                      "judge_model": manifest.judge_model, **({"judge_panel": panel} if panel else {}),
+                      "status": manifest.status}),
         results=log.EvalResults(total_samples=len(samples), completed_samples=len(samples), scores=scores),
         stats=log.EvalStats(
             started_at=created, completed_at=_iso(manifest.finished_at) or "",

@@ -55,6 +55,10 @@ def judge_line(job: Job) -> str:
     export_name = getattr(job.benchmark, "judge_name", None)  # how the benchmark's own files name the judge
     name = export_name(model) if export_name else model
     shown = model if name == model else f"{model} (exported as {name})"
+    if j.panel:  # the headline is the panel's verdict: every member is named
+        shown += f" in a panel with {', '.join(j.panel)} (strict majority)"
+    if j.second_model:
+        shown += f"; second judge: {j.second_model}"
     return f"judge: {shown}; templates: {templates}; parse: {parse_meaning(j.parse)}"
 
 

@@ -319,7 +319,9 @@ def _benchmark(rows: list[dict[str, Any]]) -> Any:
 def judge_line(rows: list[dict[str, Any]]) -> str | None:
     """The judge model(s), with a warning (two lines) when it is not the benchmark's official judge (LongMemEval:
     gpt-4o-2024-08-06)."""
-    judges = sorted({str(r["judge"]) for r in rows if r.get("judge")})
+    # a panel's every member decides the headline, so each is named (and checked against the official judge)
+    judges = sorted({str(r["judge"]) for r in rows if r.get("judge")}
+                    | {str(m) for r in rows if r.get("panel") for m in r["panel"]["models"]})
     if not judges:
         return None
     bench = _benchmark(rows)

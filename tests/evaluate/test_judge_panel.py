@@ -12,7 +12,7 @@ from bench.errors import ConfigError
 from bench.evaluate.judge import strict_majority
 from bench.report.data import load
 from bench.report.tables import judges
-from bench.runner.summary import format_summary, summary_rows
+from bench.runner.summary import format_summary, judge_line, summary_rows
 from bench.store import Results
 from tests.helpers.fakeserver import FakeOpenAIServer
 from tests.helpers.runner import compose_cfg
@@ -67,6 +67,15 @@ def test_the_headline_is_the_strict_majority_and_every_verdict_is_stored(
            "type) is the panel's verdict, strict majority" in text
     assert f"unanimous on {n_yes} of {len(offline)} questions" in text
     assert f"offline/judge {100 * n_yes / len(offline):.0f}%" in text and "openai/yes-a 100%" in text
+    # the judge line names every member that decides the headline, not only model.judge.model
+    assert "judge: offline/judge, openai/yes-a, openai/yes-b" in " ".join(
+        (judge_line(rows) or "").split())
+    from bench.report.inspect_log import build_eval_log
+
+    with Results(db) as res:
+        meta = build_eval_log(res, three)
+    assert meta.eval.metadata["judge_panel"]["models"] == ["offline/judge", "openai/yes-a", "openai/yes-b"]
+    assert meta.results.scores[0].metadata["panel"]["models"] == meta.eval.metadata["judge_panel"]["models"]
     blocks = judges(load(db))
     panel_rows = [r for r in blocks[1][2] if "panel of" in r[1]]
     assert len(panel_rows) == 2 and all("strict majority" in r[1] for r in panel_rows)

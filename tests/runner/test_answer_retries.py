@@ -266,7 +266,9 @@ def test_a_second_judge_added_to_a_finished_run_judges_its_stored_questions(tmp_
 
     out = run_job(compose_cfg(tmp_path, *args, "judge.second_model=offline/judge"))
     assert out[0].run_key == key and out[0].computed == 2
-    assert "2 stored question(s) have no second verdict" in capsys.readouterr().err
+    said = capsys.readouterr()
+    assert "2 stored question(s) have no second verdict" in said.err
+    assert "; second judge: offline/judge;" in said.out + said.err  # the digest's judge line names it
     after = _q(db, f"SELECT question_id, hypothesis, label, label_second FROM samples WHERE run_key = '{key}' "
                    "ORDER BY question_id")
     assert [r[:3] for r in after] == [r[:3] for r in before] and all(r[3] is not None for r in after)
