@@ -332,6 +332,7 @@ def _check_numbers(root: RootCfg) -> None:
     _at_least("dataset.per_type", d.per_type, 1, "questions per type", optional=True)
     _at_least("dataset.sample", d.sample, 1, "questions", optional=True)
     _at_least("judge.repeats", root.judge.repeats, 1)
+    _at_least("judge.audit", root.judge.audit, 0, "questions to audit the judge on (0 = off)")
     _at_least("answer.retries.max", a.retries.max, 0, "retries of a wrong answer (0 = off; Mastra's runner: 2)")
     if a.retries.flags_file is not None:
         from bench.evaluate.retries import load_flags

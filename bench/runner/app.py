@@ -84,7 +84,11 @@ def run_job(cfg: Any) -> list[RunOutcome]:
     try:
         outcomes = asyncio.run(_run(job, raw, multirun, job_dir, tally))
     except KeyboardInterrupt:
-        raise Interrupted(tally.interrupted_line(root.output.db)) from None
+        # a sweep job and a question shard write shard files, merged into the results file only at the end
+        where = (f"this sweep job's shard files in {job_dir / 'shards'} (merged into {root.output.db} when the "
+                 "sweep ends)" if multirun and job_dir is not None
+                 else f"the shard files in {shard_folder(root)}" if root.dataset.shard else root.output.db)
+        raise Interrupted(tally.interrupted_line(where)) from None
     except StorageFailure as exc:  # one line: what failed, what is stored, what to do
         where = (str(job_dir / "shards") if multirun and job_dir is not None
                  else str(shard_folder(root)) if root.dataset.shard else root.output.db)
@@ -142,13 +146,14 @@ class _Tally:
         return (f"every question of this run failed ({failed} failed, none answered); the reasons are listed above, "
                 "in the run log and in the results file; fix the cause and re-run the same command")
 
-    def interrupted_line(self, db: str) -> str:
+    def interrupted_line(self, where: str) -> str:
+        """`where`: what holds the finished questions (the results file, or a sweep job's / shard's files)."""
         if not self.runs:
             return "interrupted before any question was answered; nothing was stored"
         parts = [f"{r['strategy']} {r['before'] + r['written']}/{r['planned']} (+{r['written']} now)"
                  for r in self.runs.values()]
         return (f"interrupted: questions done per strategy: {', '.join(parts)}; every finished question is stored in "
-                f"{db}: re-run the same command to resume")
+                f"{where}: re-run the same command to resume")
 
 
 class _TallySink:
@@ -212,6 +217,20 @@ def shard_folder(root: RootCfg) -> Path:
     return Path(root.output.dir) / "shards" / f"part-{i}-of-{n}"
 
 
+
+def _audit_skipped(root: RootCfg, multirun: bool) -> str | None:
+    """Why judge.audit is not run after this job (None: it runs, or is off): it audits one judge against one
+    results file, which a sweep job, a question shard and a dry run do not have."""
+    if root.judge.audit <= 0:
+        return None
+    if root.dry_run:
+        return "in a dry run"
+    if multirun:
+        return "in a sweep job (each job would audit the same judge)"
+    if root.dataset.shard:
+        return f"in a question shard (dataset.shard={root.dataset.shard})"
+    return None
+
 async def _run(job: Job, raw: dict[str, Any], multirun: bool, job_dir: Path | None,
                tally: _Tally | None = None) -> list[RunOutcome]:
     from bench.runner.budget import Budget
@@ -235,7 +254,13 @@ async def _run(job: Job, raw: dict[str, Any], multirun: bool, job_dir: Path | No
                 outcomes.append(outcome)
                 if outcome.stopped:  # the next strategies would call the same models
                     break
-        if root.judge.audit > 0 and not multirun and not root.dataset.shard and not root.dry_run:
+        skipped_audit = _audit_skipped(root, multirun)
+        if skipped_audit:
+            from bench.notices import warn
+
+            warn(f"judge.audit={root.judge.audit} is not run {skipped_audit}; run `ombench judge-audit --n "
+                 f"{root.judge.audit}` with the same judge settings once the results are in one file")
+        elif root.judge.audit > 0:
             from bench.evaluate.judge_audit import audit_job
 
             _, audit = await audit_job(job, ds, gateway, n=root.judge.audit)  # judge.audit: stored below

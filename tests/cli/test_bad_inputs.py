@@ -54,6 +54,7 @@ BAD = [
     (["answer.temperature=-1"], "answer.temperature=-1.0: must be >= 0"),
     (["+gateway.api_base.actor=not-a-url"], "gateway.api_base.actor='not-a-url' is not an http(s) URL"),
     (["output.report_profile=azure"], "output.report_profile='azure': use a cache profile (ideal, openai, "),
+    (["judge.audit=-3"], "judge.audit=-3: must be >= 0 questions to audit the judge on (0 = off)"),
 ]
 
 

@@ -277,3 +277,14 @@ def test_a_second_judge_added_to_a_finished_run_judges_its_stored_questions(tmp_
 
     out = run_job(compose_cfg(tmp_path, *args, "judge.second_model=offline/judge"))  # nothing left to judge
     assert out[0].computed == 0 and "no second verdict" not in capsys.readouterr().err
+
+
+def test_judge_audit_in_a_question_shard_is_said_not_dropped(tmp_path, capsys) -> None:
+    """judge.audit audits one judge against one results file: a question shard has none, so it is not run there,
+    and a warning says so and names the command to run instead (it was skipped silently)."""
+    run_job(compose_cfg(tmp_path, "dataset.limit=2", "run_strategies=[oracle]", "judge.audit=3", "dataset.shard=1/2"))
+    err = capsys.readouterr().err
+    assert "judge.audit=3 is not run in a question shard (dataset.shard=1/2)" in err
+    assert "ombench judge-audit --n 3" in err
+    assert not (tmp_path / "bench.duckdb").exists() or not _q(tmp_path / "bench.duckdb",
+                                                              "SELECT count(*) FROM judge_audits")[0][0]
