@@ -157,7 +157,7 @@ class OutputCfg:
     response_cache: str = "results/response_cache.sqlite"
     response_cache_policy: str = "rw"
     report: bool = True
-    report_dir: str = "results/report"
+    report_dir: Optional[str] = None  # None: beside output.db (report_folder)
     report_profile: str = "openai"  # the cache profile the summary and the report's cache figures use
     store_prompts: str = "question"  # none | question (question-time calls) | all (also every replay call; large)
 
@@ -441,3 +441,13 @@ def _check_strategies(root: RootCfg) -> None:
                 raise ConfigError(f"run_strategies: unknown strategy {key!r}; choose from {names} "
                                   f"or configure strategies.{key}.name")
             root.strategies[key] = StrategyCfg(name=key)
+
+
+def report_folder(output: Any) -> str:
+    """Where the end-of-run report goes: output.report_dir, or else beside the results file it reports on
+    (`report/` beside `bench.duckdb`, `<stem>-report/` beside any other name), so a run moved to another results
+    file never overwrites the report of the default one."""
+    if output.report_dir:
+        return str(output.report_dir)
+    db = Path(str(output.db))
+    return str(db.parent / ("report" if db.name == "bench.duckdb" else f"{db.stem}-report"))

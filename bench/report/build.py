@@ -98,6 +98,14 @@ def build_report(db: str | Path, out_dir: str | Path, *, profile: str = "openai"
         blocks.append(("img", f.path, f.title) if f.path else ("p", f"Skipped: {f.note}."))
         if f.path and f.note:  # what a drawn figure includes or leaves out
             blocks.append(("p", f.note))
+    # a figure this report skips must not stay from an earlier report in the same folder (it would describe other
+    # runs beside this report's figures)
+    drawn = {f.path.resolve() for f in made if f.path}
+    names = {f.name for f in made} | set(figs.FIGURES) | {getattr(fn, "__name__", "") for fn in figs.FIGURES.values()}
+    for name in names - {""}:
+        stale = out / f"{name}.png"
+        if stale.is_file() and stale.resolve() not in drawn:
+            stale.unlink()
     md, ht = out / "report.md", out / "report.html"
     md.write_text(_md(blocks, out), encoding="utf-8")
     ht.write_text(_html(blocks, out), encoding="utf-8")

@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from bench.config import RootCfg, to_plain
+from bench.config import RootCfg, report_folder, to_plain
 from bench.errors import StorageFailure, UserError
 from bench.secrets import guard_process, is_secret_key, secrets_in
 
@@ -299,7 +299,7 @@ async def _run(job: Job, raw: dict[str, Any], multirun: bool, job_dir: Path | No
     if not multirun and root.output.report and not root.dataset.shard:
         from bench.report import write_report
 
-        write_report(root.output.db, root.output.report_dir, profile=root.output.report_profile)
+        write_report(root.output.db, report_folder(root.output), profile=root.output.report_profile)
     return outcomes
 
 

@@ -37,6 +37,7 @@ class MergeShards(Callback):
         except Exception as exc:  # the merge is what matters; a summary failure must not hide it
             print(f"summary unavailable: {exc}")
         if config.output.get("report", False):
+            from bench.config import report_folder
             from bench.report import write_report
 
-            write_report(str(db), config.output.report_dir, profile=str(config.output.get("report_profile", "openai")))
+            write_report(str(db), report_folder(config.output), profile=str(config.output.get("report_profile", "openai")))
