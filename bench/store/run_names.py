@@ -29,8 +29,8 @@ def _slug(s: str) -> str:
 def run_name(run_key: str, name: str, strategy: str, dataset: str | None, subset_n: int | None = None) -> str:
     """The run's name, e.g. `quick.om@oracle.n30-3fa2c1` (`.n30`: a subset of 30 questions). Pure: same inputs,
     same name."""
-    if dataset and subset_n:
-        dataset = f"{dataset}.n{subset_n}"
+    if dataset and subset_n:  # the label's own slug first: `S (cleaned)` gives `S_cleaned.n30`, not `S_cleaned_.n30`
+        dataset = f"{_slug(dataset)}.n{subset_n}"
     h = hashlib.blake2b(run_key.encode(), digest_size=3).hexdigest()
     strat = _slug(strategy.removeprefix("external:"))
     base = _slug(name) if strat == _slug(name) else f"{_slug(name)}.{strat}"

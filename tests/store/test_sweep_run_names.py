@@ -62,3 +62,11 @@ def test_new_runs_get_the_short_name_and_stored_runs_keep_theirs(tmp_path) -> No
     assert before[keys[0]] == long_name and before[keys[1]].startswith("older-experiment-name.full_context@")
     run_job(compose_cfg(tmp_path, *args))  # written again (nothing to compute): the manifest is upserted
     assert names() == before
+
+
+def test_a_subset_of_a_dataset_label_ending_in_punctuation_has_no_stray_underscore() -> None:
+    """`S (cleaned)` with a 30-question subset: `@S_cleaned.n30-...` (was `@S_cleaned_.n30-...`)."""
+    from bench.store.run_names import run_name
+
+    name = run_name("k" * 16, "longmemeval_s-offline", "om", "S (cleaned)", 30)
+    assert "@S_cleaned.n30-" in name and "_." not in name
