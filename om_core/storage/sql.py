@@ -69,6 +69,8 @@ def format_mismatch(where: str, found: str, expected: int = FORMAT_VERSION) -> F
     return FormatVersionError(f"{where}: {text}; {fix}", where=where, found=found, expected=expected)
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""What `json.dumps(value, ensure_ascii=False, separators=(",", ":"))` uses, made once (not per stored row)."""
 _MISS = object()
 _T = TypeVar("_T")
 MAX_CACHED_AREAS = 1024  # cached read areas (one per thread's message list, plus records/threads)
@@ -178,7 +180,7 @@ class SqlStorage(BaseStorage):
 
     @staticmethod
     def _dump(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return _ENCODER.encode(value)
 
     # ---- records --------------------------------------------------------------------------------
     def _load_head(self, lookup_key: str) -> OMRecord | None:
