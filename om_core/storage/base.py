@@ -4,6 +4,7 @@ storage domain, mastra-ai/mastra packages/core/src/storage/domains/memory/inmemo
 Every state change is one transaction, so a crash between two calls never loses an observation or applies
 one twice: mutating calls that would act on a stale head (another writer moved on) return None instead.
 All calls are synchronous and short (local SQLite / one Postgres round trip per statement).
+What is durable when, and what may be batched: the storage contract in docs/om-engine.md.
 """
 
 from __future__ import annotations

@@ -349,7 +349,8 @@ class BaseStorage(ABC):
         for m in messages:
             if not m.resource_id or not m.thread_id:
                 raise InputError(f"message {m.id!r}: resource_id and thread_id are required to store it")
-            iso(m.created_at)  # rejects naive datetimes with a clear message
+            if m.created_at.tzinfo is None:
+                iso(m.created_at)  # rejects naive datetimes with a clear message (aware ones are stored as iso)
         with self._tx():
             self._save_messages(list(messages))
 

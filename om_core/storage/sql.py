@@ -69,6 +69,8 @@ def format_mismatch(where: str, found: str, expected: int = FORMAT_VERSION) -> F
     return FormatVersionError(f"{where}: {text}; {fix}", where=where, found=found, expected=expected)
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""What `json.dumps(value, ensure_ascii=False, separators=(",", ":"))` uses, made once (not per stored row)."""
 _MISS = object()
 _T = TypeVar("_T")
 MAX_CACHED_AREAS = 1024  # cached read areas (one per thread's message list, plus records/threads)
@@ -178,7 +180,7 @@ class SqlStorage(BaseStorage):
 
     @staticmethod
     def _dump(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return _ENCODER.encode(value)
 
     # ---- records --------------------------------------------------------------------------------
     def _load_head(self, lookup_key: str) -> OMRecord | None:
@@ -278,20 +280,94 @@ class SqlStorage(BaseStorage):
 
     # ---- messages -------------------------------------------------------------------------------
     def _save_messages(self, messages: Sequence[Message]) -> None:
+        """Upsert by id, one INSERT per message (each `RETURNING` the seq the row holds). With the read cache on,
+        the largest stored seq is kept (no `MAX(seq)` scan per call) and each new message is decoded once and
+        appended to the kept unobserved view (no SELECT after INSERT); an upsert of an existing id, or a
+        message that sorts before a thread's kept tail, marks that thread to be read again instead."""
         if not messages:
             return
-        rows = self._exec(f"SELECT COALESCE(MAX(seq), 0) FROM {self.prefix}messages")
-        seq = int(rows[0][0])
+        seq = self._max_seq()
+        top = seq
         for m in messages:
             self._forget(_message_area(m.resource_id or "", m.thread_id), _message_area(m.resource_id or "", None))
-            self._mark_unobserved(m.resource_id, m.thread_id)
             seq += 1
+            fields = message_to_dict(m)
+            data = self._dump(fields)
             # an existing id keeps its seq (its place among messages created at the same instant)
-            self._exec(
+            rows = self._exec(
                 f"INSERT INTO {self.prefix}messages (id, resource_id, thread_id, created_at, seq, data) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET resource_id = excluded.resource_id, "
-                "thread_id = excluded.thread_id, created_at = excluded.created_at, data = excluded.data",
-                (m.id, m.resource_id, m.thread_id, iso(m.created_at), seq, self._dump(message_to_dict(m))))
+                "thread_id = excluded.thread_id, created_at = excluded.created_at, data = excluded.data "
+                "RETURNING seq",
+                (m.id, m.resource_id, m.thread_id, fields["created_at"], seq, data))
+            stored = int(rows[0][0]) if rows else None
+            if stored is not None:
+                top = max(top, stored)
+            if stored == seq:  # a new row: the kept view follows it directly
+                if self._caches is not None:
+                    self._append_unobserved(self._remember_message(m, fields, data))
+            else:  # an upsert may move a stored message out of another thread or resource: read them all again
+                self._forget_messages()
+        if self._caches is not None:
+            self._bucket("seq")["max"] = top
+
+    def _forget_messages(self) -> None:
+        """Drop every cached message list and the kept unobserved views (records and threads stay)."""
+        if self._caches is not None:
+            self._forget("unobserved", *[a for a in self._caches if isinstance(a, tuple) and a[0] == "messages"])
+
+    def _max_seq(self) -> int:
+        """The largest seq stored (0 when none): kept while the read cache is valid (this connection alone
+        wrote since it was read: another's commit or a rollback drops it), read otherwise."""
+        kept = self._bucket("seq").get("max") if self._caches is not None else None
+        if kept is not None:
+            return int(kept)
+        rows = self._exec(f"SELECT COALESCE(MAX(seq), 0) FROM {self.prefix}messages")
+        return int(rows[0][0])
+
+    def _remember_message(self, m: Message, fields: dict[str, Any], data: str) -> Message:
+        """The message as a read of its row `data` decodes it, put in the decoded-row memo: without tool calls
+        the JSON text round trip is the identity on `message_to_dict`'s `fields` (strings and None), so they
+        are decoded without parsing the text."""
+        if m.tool_calls or type(m.content) is not str:
+            return self._message_of(m.id, data)
+        decoded = message_from_dict(fields)
+        cache: dict[str, tuple[Any, Message]] = self.__dict__.setdefault("_msg_cache", {})
+        if len(cache) > 200_000:
+            cache.clear()
+        cache[m.id] = (data, decoded)
+        return decoded
+
+    def _append_unobserved(self, m: Message) -> None:
+        """A new message row `m` (as decoded; its seq above every stored one's) written: the kept unobserved
+        view of its resource gains it at the end of its thread's tail when it sorts there, exactly what reading
+        the thread again would give; otherwise the thread is marked to be read again."""
+        views = self._caches.get("unobserved") if self._caches is not None else None
+        if not views or m.thread_id is None:
+            return
+        rid, tid = m.resource_id, m.thread_id
+        for other, state in views.items():  # a view that holds the thread under another resource: read again
+            if other != rid and "dirty" in state and tid in state["tails"]:
+                state["dirty"].add(tid)
+        state = views.get(rid)
+        if state is None or "dirty" not in state or tid in state["dirty"]:
+            return
+        # aware datetimes compare as their fixed-width UTC ISO texts (`iso`) do in SQL
+        created = m.created_at
+        entry = state["tails"].get(tid)
+        if entry is not None:
+            meta, tail = entry
+            if created >= tail[-1].created_at:  # equal instants: the larger seq sorts after
+                state["tails"][tid] = (meta, tail + (m,))  # the same thread: its place in the order stays
+                return
+            state["dirty"].add(tid)
+            return
+        meta = self._load_thread(tid)
+        if meta is None or meta.resource_id != rid:
+            return  # not a thread of this resource: the view has no entry for it, as a read would find
+        if meta.last_observed_at is None or created > meta.last_observed_at:
+            state["tails"][tid] = (meta, (m,))
+            state["order"] = None
 
     def _message_key(self, message_id: str) -> tuple[MessageKey, Message] | None:
         rows = self._exec(f"SELECT created_at, seq, data FROM {self.prefix}messages WHERE id = ?", (message_id,))
@@ -327,8 +403,14 @@ class SqlStorage(BaseStorage):
                     tails[tid] = (t, ms)
                 else:
                     tails.pop(tid, None)
+        if state.get("tails") is not tails or state["dirty"]:
+            state["order"] = None
         state["tails"], state["dirty"] = tails, set()
-        return sorted(tails.values(), key=lambda e: (e[0].created_at, e[0].thread_id))
+        order: list[str] | None = state.get("order")
+        if order is None:  # the threads in list_threads order, kept until a thread enters, leaves or is re-read
+            order = state["order"] = [t.thread_id for t, _ in sorted(
+                tails.values(), key=lambda e: (e[0].created_at, e[0].thread_id))]
+        return [tails[tid] for tid in order]
 
     def _mark_unobserved(self, resource_id: str | None, thread_id: str | None) -> None:
         """A thread's messages or cursor were written: its entry in the kept unobserved view is read again

@@ -134,3 +134,65 @@ def test_list_unobserved_is_each_threads_tail_after_last_observed_at_and_follows
         assert view()[-1] == ("t3", ["t3-m4"])
         s.save_thread(ThreadMeta("t3", "r2", T0 + timedelta(seconds=2), T0))  # a thread moved to another resource
         assert [tid for tid, _ in view()] == ["t1", "t2"]
+
+
+def test_the_kept_unobserved_view_and_message_order_equal_a_fresh_read_after_any_writes(tmp_path):
+    """Writes are applied to the kept view without reading back (new rows appended to their thread's tail, the
+    largest seq kept): after every one of 400 random writes (new messages at equal or earlier instants, upserts
+    of stored ids into other threads and resources, threads observed, moved, created) the writer's
+    `list_unobserved` and `list_messages` equal what a second connection reads from the file from scratch."""
+    import random
+
+    rng = random.Random(7)
+    path = tmp_path / "om.db"
+    writer = SQLiteStorage(path)
+    threads = {f"t{i}": ("r" if i < 4 else "r2") for i in range(6)}
+    for i, (tid, rid) in enumerate(threads.items()):
+        writer.save_thread(ThreadMeta(tid, rid, T0 + timedelta(seconds=i), T0))
+    ids: list[str] = []
+    clock = 0
+
+    def snapshot(s: SQLiteStorage, rid: str) -> tuple:
+        view = [(t.thread_id, t.last_observed_at, [m.id for m in ms]) for t, ms in s.list_unobserved(rid)]
+        per_thread = [(tid, [m.id for m in s.list_messages(rid, tid)]) for tid in sorted(threads)]
+        return view, [(m.id, m.thread_id, m.content) for m in s.list_messages(rid)], per_thread
+
+    for step in range(400):
+        kind = rng.random()
+        tid = rng.choice(sorted(threads))
+        if kind < 0.6:  # new messages, now or at an earlier or equal instant
+            batch = []
+            for _ in range(rng.randint(1, 3)):
+                clock += rng.choice([0, 0, 1, 1, 1, -3])
+                mid = f"m{len(ids)}"
+                ids.append(mid)
+                batch.append(Message(mid, "user", f"text {step}", T0 + timedelta(minutes=clock),
+                                     thread_id=tid, resource_id=threads[tid]))
+            writer.add_messages(batch)
+        elif kind < 0.75 and ids:  # an upsert of a stored id, maybe into another thread
+            mid = rng.choice(ids)
+            writer.add_messages([Message(mid, "assistant", f"again {step}", T0 + timedelta(minutes=rng.randint(-9, abs(clock) + 1)),
+                                         thread_id=tid, resource_id=threads[tid])])
+        elif kind < 0.9:  # the thread observed up to some instant (or not at all)
+            seen = None if rng.random() < 0.2 else T0 + timedelta(minutes=rng.randint(-9, abs(clock) + 1))
+            writer.save_thread(ThreadMeta(tid, threads[tid], T0 + timedelta(seconds=int(tid[1:])), T0,
+                                          last_observed_at=seen))
+        else:  # the thread moves to the other resource
+            threads[tid] = "r2" if threads[tid] == "r" else "r"
+            writer.save_thread(ThreadMeta(tid, threads[tid], T0 + timedelta(seconds=int(tid[1:])), T0))
+        fresh = SQLiteStorage(path)
+        for rid in ("r", "r2"):
+            assert snapshot(writer, rid) == snapshot(fresh, rid), f"step {step}"
+        fresh.close()
+
+
+def test_a_new_message_is_not_read_back_after_it_is_written():
+    s = SQLiteStorage(":memory:")
+    s.save_thread(ThreadMeta("t1", "r", T0, T0))
+    s.add_messages([msg(0)])
+    assert [m.id for _, ms in s.list_unobserved("r") for m in ms] == ["t1-m0"]
+    selects = count_selects(s)
+    for i in range(1, 6):
+        s.add_messages([msg(i)])
+        assert [m.id for _, ms in s.list_unobserved("r") for m in ms] == [f"t1-m{j}" for j in range(i + 1)]
+    assert not selects  # neither the message rows nor the largest seq
