@@ -198,6 +198,12 @@ class Renderer:
         hit = self._memo.get((segment.role, segment.text))
         return hit[1] if hit is not None else self.tokenizer(segment.text)
 
+    def remember(self, role: str, text: str, ids: tuple[int, ...]) -> None:
+        """Hand the renderer the token ids of a segment text it will render (they must be the tokenizer's
+        ids of `text`, e.g. built exactly from pieces), so rendering it is a look-up."""
+        if (role, text) not in self._memo:
+            self._remember((role, text), ids)
+
     def header_ids(self, role: str) -> tuple[int, ...]:
         """Token ids of the header that opens a chat message of `role`."""
         return self._header(role).ids

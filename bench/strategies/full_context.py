@@ -24,6 +24,7 @@ from bench.prompt import Prompt, Segment
 from bench.replay import ReplayTurn
 from bench.strategies.base import Range, ReplaySettings, StrategyBase, StrategyContext, TurnResult
 from bench.strategies.history import Msg, SessionLog, system_segments, turn_msgs, user_msg
+from bench.strategies.json_ids import json_content_ids
 
 _CONTENT_MARK = "\nSession Content:\n"
 
@@ -152,8 +153,20 @@ class FullContextStrategy(StrategyBase):
         if self.cur.msgs:
             self.closed.append(self.cur)
             header, body = self._block(len(self.closed), self.cur)
-            self._closed_tokens.append(self.ctx.tokens(header) + self.ctx.tokens(body))
+            self._closed_tokens.append(self.ctx.tokens(header) + self._body_tokens(body, self.cur))
         self.cur, self._cur_tokens, self._cur_segs = None, 0, []
+
+    def _body_tokens(self, body: str, s: SessionLog) -> int:
+        """Tokens of a session block's content. The JSON content (the default layout) is tokenised from its
+        messages' ids, which the turns already hold (`json_content_ids`: exact, and what JSON changes is all
+        it tokenises), and handed to the renderer for the prompts that hold the block."""
+        if self.p.history_format != "json" or not body or not self.ctx.renders_with_counter():
+            return self.ctx.tokens(body)
+        from bench.render import default_renderer
+
+        ids = json_content_ids(body, [(m.role, m.text) for m in s.msgs], self.ctx.counter)
+        default_renderer().remember("user", body, ids)
+        return len(ids)
 
     def _block(self, i: int, s: SessionLog) -> tuple[str, str]:
         """(header, content) of session `s` numbered `i`; their concatenation is the official block."""
