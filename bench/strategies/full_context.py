@@ -82,6 +82,7 @@ class FullContextStrategy(StrategyBase):
         self._instr = (key, text)
         self.closed: list[SessionLog] = []
         self._closed_tokens: list[int] = []  # header (at its own position) + content tokens per finished session
+        self._closed_total = 0  # their sum
         self.cur: SessionLog | None = None
         self._cur_tokens = 0
         self._cur_segs: list[Segment] = []  # the current session's messages as prompt segments
@@ -136,6 +137,7 @@ class FullContextStrategy(StrategyBase):
 
     def load_state(self, state: dict[str, Any]) -> None:
         self.closed, self._closed_tokens, self._blocks, self._hist_key = [], [], {}, None
+        self._closed_total = 0
         self.cur, self._cur_tokens, self._cur_segs = None, 0, []
         for d in state.get("closed", []):
             self.cur = SessionLog.from_json(d, self.ctx.tokens)
@@ -154,6 +156,7 @@ class FullContextStrategy(StrategyBase):
             self.closed.append(self.cur)
             header, body = self._block(len(self.closed), self.cur)
             self._closed_tokens.append(self.ctx.tokens(header) + self._body_tokens(body, self.cur))
+            self._closed_total += self._closed_tokens[-1]
         self.cur, self._cur_tokens, self._cur_segs = None, 0, []
 
     def _body_tokens(self, body: str, s: SessionLog) -> int:
@@ -193,6 +196,8 @@ class FullContextStrategy(StrategyBase):
     def _choose(self, avail: int) -> _Cut:
         """Which finished sessions fit in `avail` tokens."""
         toks = self._closed_tokens
+        if self._closed_total <= avail:  # everything fits (the common case): no walk over the sessions
+            return _Cut(len(toks), 0) if self.p.truncation == "keep_head" else _Cut(0, 0)
         if self.p.truncation == "keep_head":
             used = 0
             for j, t in enumerate(toks):
