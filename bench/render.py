@@ -134,6 +134,7 @@ class Renderer:
     def __init__(self, tokenizer: Tokenizer | None = None, *, max_memo_entries: int = 200_000,
                  max_memo_tokens: int = 6_000_000, recent: int = 8) -> None:
         self._custom = tokenizer
+        self._default: tuple[Any, Tokenizer] | None = None  # (om_core's default counter, its encode)
         self.max_memo_entries = max_memo_entries
         self.max_memo_tokens = max_memo_tokens
         self.recent = recent
@@ -146,7 +147,10 @@ class Renderer:
             return self._custom
         from om_core.tokens import default_counter
 
-        return default_counter().encode
+        counter = default_counter()
+        if self._default is None or self._default[0] is not counter:  # one bound method per counter
+            self._default = (counter, counter.encode)
+        return self._default[1]
 
     @property
     def memo_tokens(self) -> int:
@@ -197,6 +201,12 @@ class Renderer:
         """Token ids of a segment's text alone (no message header)."""
         hit = self._memo.get((segment.role, segment.text))
         return hit[1] if hit is not None else self.tokenizer(segment.text)
+
+    def remember(self, role: str, text: str, ids: tuple[int, ...]) -> None:
+        """Hand the renderer the token ids of a segment text it will render (they must be the tokenizer's
+        ids of `text`, e.g. built exactly from pieces), so rendering it is a look-up."""
+        if (role, text) not in self._memo:
+            self._remember((role, text), ids)
 
     def header_ids(self, role: str) -> tuple[int, ...]:
         """Token ids of the header that opens a chat message of `role`."""
@@ -265,7 +275,7 @@ class Renderer:
             total = tokens[-1]
         else:
             out, ends, tokens, last, total = [], [], [], None, 0
-        enc = self.tokenizer
+        enc = self._custom or self.tokenizer
         memo = self._memo
         headers = self._header_units
         for i in range(best_k, len(segs)):
@@ -284,8 +294,8 @@ class Renderer:
             ends.append(len(out))
             tokens.append(total)
         r = _Rendering(list(segs), seg_ids, out, ends, tokens)
-        if best is not None and best_k == len(best.segments):
-            self._recent.remove(best)  # the new rendering extends it: keep the longer one only
+        if best is not None and best_k == len(best.segments):  # the new rendering extends it: keep the longer one
+            self._recent = [x for x in self._recent if x is not best]  # (by identity: == compares segments)
         self._recent.append(r)
         if len(self._recent) > self.recent:
             del self._recent[0]

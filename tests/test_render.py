@@ -193,3 +193,22 @@ def test_segment_tokens_count_each_text_as_the_counter_does() -> None:
         assert ctx.segment_tokens(p) == want
     finally:
         set_default_renderer(previous)
+
+
+def test_remembered_ids_are_rendered_without_tokenising() -> None:
+    calls: list[str] = []
+
+    def tok(text: str) -> tuple[int, ...]:
+        calls.append(text)
+        return tuple(range(len(text.split())))
+
+    r = Renderer(tok)
+    r.remember("user", "three words here", (7, 8, 9))
+    p = Prompt()
+    p.add("user", "three words here")
+    assert [u.ids for u in r.render(p) if u.block >= 0] == [(7, 8, 9)]
+    assert "three words here" not in calls
+    r.remember("user", "three words here", (1,))  # an entry already held is kept
+    p2 = Prompt()
+    p2.add("user", "three words here", key="other")
+    assert r.token_count(p2) == len(r.header_ids("user")) + 3

@@ -24,6 +24,7 @@ from bench.prompt import Prompt, Segment
 from bench.replay import ReplayTurn
 from bench.strategies.base import Range, ReplaySettings, StrategyBase, StrategyContext, TurnResult
 from bench.strategies.history import Msg, SessionLog, system_segments, turn_msgs, user_msg
+from bench.strategies.json_ids import json_content_ids
 
 _CONTENT_MARK = "\nSession Content:\n"
 
@@ -81,6 +82,7 @@ class FullContextStrategy(StrategyBase):
         self._instr = (key, text)
         self.closed: list[SessionLog] = []
         self._closed_tokens: list[int] = []  # header (at its own position) + content tokens per finished session
+        self._closed_total = 0  # their sum
         self.cur: SessionLog | None = None
         self._cur_tokens = 0
         self._cur_segs: list[Segment] = []  # the current session's messages as prompt segments
@@ -135,6 +137,7 @@ class FullContextStrategy(StrategyBase):
 
     def load_state(self, state: dict[str, Any]) -> None:
         self.closed, self._closed_tokens, self._blocks, self._hist_key = [], [], {}, None
+        self._closed_total = 0
         self.cur, self._cur_tokens, self._cur_segs = None, 0, []
         for d in state.get("closed", []):
             self.cur = SessionLog.from_json(d, self.ctx.tokens)
@@ -152,8 +155,21 @@ class FullContextStrategy(StrategyBase):
         if self.cur.msgs:
             self.closed.append(self.cur)
             header, body = self._block(len(self.closed), self.cur)
-            self._closed_tokens.append(self.ctx.tokens(header) + self.ctx.tokens(body))
+            self._closed_tokens.append(self.ctx.tokens(header) + self._body_tokens(body, self.cur))
+            self._closed_total += self._closed_tokens[-1]
         self.cur, self._cur_tokens, self._cur_segs = None, 0, []
+
+    def _body_tokens(self, body: str, s: SessionLog) -> int:
+        """Tokens of a session block's content. The JSON content (the default layout) is tokenised from its
+        messages' ids, which the turns already hold (`json_content_ids`: exact, and what JSON changes is all
+        it tokenises), and handed to the renderer for the prompts that hold the block."""
+        if self.p.history_format != "json" or not body or not self.ctx.renders_with_counter():
+            return self.ctx.tokens(body)
+        from bench.render import default_renderer
+
+        ids = json_content_ids(body, [(m.role, m.text) for m in s.msgs], self.ctx.counter)
+        default_renderer().remember("user", body, ids)
+        return len(ids)
 
     def _block(self, i: int, s: SessionLog) -> tuple[str, str]:
         """(header, content) of session `s` numbered `i`; their concatenation is the official block."""
@@ -180,6 +196,8 @@ class FullContextStrategy(StrategyBase):
     def _choose(self, avail: int) -> _Cut:
         """Which finished sessions fit in `avail` tokens."""
         toks = self._closed_tokens
+        if self._closed_total <= avail:  # everything fits (the common case): no walk over the sessions
+            return _Cut(len(toks), 0) if self.p.truncation == "keep_head" else _Cut(0, 0)
         if self.p.truncation == "keep_head":
             used = 0
             for j, t in enumerate(toks):
