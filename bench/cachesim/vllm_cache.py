@@ -78,23 +78,23 @@ Block = tuple[int, ...]
 class _Run:
     """Blocks one request added: block i (i < n cached) is tokens[off + i*bs : off + (i+1)*bs], at depth
     `depth + i` in the prompt (tokens: the adding prompt's tokens from a block boundary, never changed), below block `ppos` of run `parent` (None: a stream root). It lives in
-    `home` (its parent's kids at ppos, or the stream root) under `key`, its first block's tokens.
-    kids[i]: cached runs below block i, by first block; stamps[i]: the latest request that ended at block i
+    the pool's `kids[(parent uid, ppos)]` (or its stream's root) under `key`, its first block's tokens.
+    attach[i]: cached runs below block i; stamps[i]: the latest request that ended at block i
     or in an evicted subtree of it."""
 
-    __slots__ = ("tokens", "off", "depth", "n", "parent", "ppos", "home", "key", "kids", "stamps", "uid")
+    __slots__ = ("tokens", "off", "depth", "n", "parent", "ppos", "stream", "key", "attach", "stamps", "uid")
 
     def __init__(self, tokens: Sequence[int], off: int, n: int, depth: int, parent: _Run | None, ppos: int,
-                 home: dict[Block, _Run], key: Block, uid: int) -> None:
+                 stream: str, key: Block, uid: int) -> None:
         self.tokens = tokens
         self.off = off
         self.n = n
         self.depth = depth
         self.parent = parent
         self.ppos = ppos
-        self.home = home
+        self.stream = stream
         self.key = key
-        self.kids: dict[int, dict[Block, _Run]] = {}
+        self.attach: dict[int, int] = {}  # (counts, not the runs: no reference cycle keeps a dropped pool alive)
         self.stamps: dict[int, int] = {}
         self.uid = uid
 
@@ -102,10 +102,11 @@ class _Run:
 class _Pool:
     """One model's KV pool: an LRU over blocks, lazily ordered (module docstring)."""
 
-    __slots__ = ("roots", "heap", "seq", "size")
+    __slots__ = ("roots", "kids", "heap", "seq", "size")
 
     def __init__(self) -> None:
         self.roots: dict[str, dict[Block, _Run]] = {}  # stream -> runs at its root, by first block
+        self.kids: dict[tuple[int, int], dict[Block, _Run]] = {}  # (run uid, block) -> runs below, by first block
         self.heap: list[tuple[int, int, int, _Run]] = []  # (stamp, -depth, uid, run) of leaves; stale skipped
         self.seq = 0  # requests so far (the stamps; also the runs' uids)
         self.size = 0  # cached blocks
@@ -117,14 +118,14 @@ class _Pool:
         """A heap entry still names a leaf with that stamp."""
         s, nd, _, run = entry
         pos = -nd - run.depth
-        return pos == run.n - 1 and not run.kids.get(pos) and run.stamps.get(pos) == s
+        return pos == run.n - 1 and not run.attach.get(pos) and run.stamps.get(pos) == s
 
     def stamp(self, run: _Run, pos: int) -> None:
         """Record a request that ended at a cached block (run, pos)."""
         self._sweep()
         self.seq += 1
         r = run.stamps[pos] = self.seq
-        if pos == run.n - 1 and not run.kids.get(pos):
+        if pos == run.n - 1 and not run.attach.get(pos):
             heappush(self.heap, (r, -(run.depth + pos), run.uid, run))
 
     def add(self, stream: str, tokens: Sequence[int], off: int, n: int, bs: int, depth: int, parent: _Run | None,
@@ -140,10 +141,11 @@ class _Pool:
             if home is None:
                 home = self.roots[stream] = {}
         else:
-            home = parent.kids.get(ppos)
+            home = self.kids.get((parent.uid, ppos))
             if home is None:
-                home = parent.kids[ppos] = {}
-        run = home[key] = _Run(tokens, off, n, depth, parent, ppos, home, key, r)
+                home = self.kids[(parent.uid, ppos)] = {}
+            parent.attach[ppos] = parent.attach.get(ppos, 0) + 1
+        run = home[key] = _Run(tokens, off, n, depth, parent, ppos, stream, key, r)
         run.stamps[n - 1] = r
         self.size += n
         heappush(self.heap, (r, -(depth + n - 1), r, run))
@@ -160,11 +162,11 @@ class _Pool:
         while over > 0 and heap:
             s, nd, _, run = heappop(heap)
             pos = -nd - run.depth
-            if pos != run.n - 1 or run.kids.get(pos) or run.stamps.get(pos) != s:
+            if pos != run.n - 1 or run.attach.get(pos) or run.stamps.get(pos) != s:
                 continue  # stale: no longer a leaf, or stamped again since (_live() above)
             # Every block from the tail up to the first one with a cached child run or a newer stamp is, in
             # turn, the least recent leaf (its stamp becomes s): cut them all (as many as needed).
-            stop = max((p for p, c in run.kids.items() if p < pos and c), default=-1)
+            stop = max((p for p, c in run.attach.items() if p < pos and c), default=-1)
             stop = max(stop, max((p for p, st in run.stamps.items() if p < pos and st > s), default=-1))
             lo = max(stop + 1, pos - over + 1)
             over -= pos + 1 - lo
@@ -176,19 +178,24 @@ class _Pool:
                 t = lo - 1
                 st = run.stamps.get(t, s)
                 st = run.stamps[t] = s if st < s else st
-                if not run.kids.get(t):
+                if not run.attach.get(t):
                     heappush(heap, (st, -(run.depth + t), run.uid, run))
                 continue
-            del run.home[run.key]  # the run is gone: its parent block may become a leaf
-            parent = run.parent
+            parent = run.parent  # the run is gone: its parent block may become a leaf
             if parent is None:
+                del self.roots[run.stream][run.key]
                 continue
             pp = run.ppos
-            if not run.home:
-                del parent.kids[pp]
+            home = self.kids[(parent.uid, pp)]
+            del home[run.key]
+            c = parent.attach[pp] - 1
+            if c:
+                parent.attach[pp] = c
+            else:
+                del parent.attach[pp], self.kids[(parent.uid, pp)]
             st = parent.stamps.get(pp, s)
             st = parent.stamps[pp] = s if st < s else st
-            if not run.home and pp == parent.n - 1:
+            if not c and pp == parent.n - 1:
                 heappush(heap, (st, -(parent.depth + pp), parent.uid, parent))
 
 
@@ -288,7 +295,7 @@ class VLLMSimulator:
                         j += c
                         if j == m:
                             break
-                below = run.kids.get(p) if run is not None else root
+                below = pool.kids.get((run.uid, p)) if run is not None else root
                 if not below:
                     break
                 o = (j - b) * bs

@@ -103,3 +103,21 @@ def test_block_hashes_are_the_chain_over_the_flat_rendering() -> None:
     hashes, n = sim.block_hashes(p)
     assert n == 29 and len(hashes) == 7 and len(set(hashes)) == 7
     assert sim.block_hashes(p, stream="observer")[0][0] != hashes[0]  # salted by stream
+
+
+def test_a_dropped_simulator_is_freed_without_the_cycle_collector() -> None:
+    # a replay makes fresh simulators per question: their pools (every prompt's tokens) must go when dropped,
+    # not wait for a full collection (which would also walk them on every collection until then)
+    import gc
+
+    sim = make_simulator("vllm", block_size=4, capacity_tokens=200)
+    base = ("system", W("s", 30))
+    for t in range(40):
+        sim.observe(t, prompt(base, ("user", W(f"q{t % 7}_", 20 + t % 5))))
+    gc.collect()
+    gc.disable()
+    try:
+        del sim
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
