@@ -13,14 +13,14 @@ Speed: a block's hash names its whole token prefix (the chain), so the pool is k
 stand for, a radix tree of token runs, and no block is hashed (exact where the 64-bit hashes do not collide,
 as vLLM itself assumes):
 - the blocks a request adds are one run (the prompt's tokens from its first missed block to its last full
-  block, kept by reference) below the block it last hit, or below its stream's root (the salt: streams never
-  share); the runs below a block are found by their first block's tokens, so a lookup compares token slices
-  (C speed) and looks up one block-sized tuple where it branches;
+  block) below the block it last hit, or below its stream's root (the salt: streams never share); the runs
+  below a block are found by their first block's tokens, so a lookup compares token slices (C speed) and
+  looks up one block-sized tuple where it branches;
 - the path of the stream's previous prompt is kept (which run holds each block), so the blocks of the
   prompt's leading units it shares with that prompt (found by identity, `Walks.shared`) are not looked up
   again, only checked to be still cached (eviction takes blocks from the tail of a path, so one check at the
-  last shared block answers for all). A lookup therefore costs O(tokens after the shared prefix), and an
-  insertion copies nothing.
+  last shared block answers for all). The tokens after that prefix are gathered once into one list (C
+  speed), which the lookup compares and the new run keeps: a prompt costs O(its tokens after the prefix).
 
 The pool (`_Pool`) does the LRU above without touching every block of every request. A request touches
 its whole block path, and in the LRU order a block always comes after (is more recent than) its
@@ -76,11 +76,11 @@ Block = tuple[int, ...]
 
 
 class _Run:
-    """Blocks one request added: block i (i < n cached) is tokens[off + i*bs : off + (i+1)*bs], at depth
-    `depth + i` in the prompt (tokens: the adding prompt's tokens from a block boundary, never changed), below block `ppos` of run `parent` (None: a stream root). It lives in
-    the pool's `kids[(parent uid, ppos)]` (or its stream's root) under `key`, its first block's tokens.
-    attach[i]: cached runs below block i; stamps[i]: the latest request that ended at block i
-    or in an evicted subtree of it."""
+    """Blocks one request added: block i (i < n cached) is tokens[off + i*bs : off + (i+1)*bs] (the adding
+    prompt's tokens from a block boundary on, never changed), at depth `depth + i` in the prompt, below block
+    `ppos` of run `parent` (None: a stream root). It lives in the pool's `kids[(parent uid, ppos)]` (or its
+    stream's root) under `key`, its first block's tokens. attach[i]: cached runs below block i; stamps[i]: the
+    latest request that ended at block i or in an evicted subtree of it."""
 
     __slots__ = ("tokens", "off", "depth", "n", "parent", "ppos", "stream", "key", "attach", "stamps", "uid")
 
