@@ -9,20 +9,27 @@ block-aligned prompt recomputes its last block). After the request all its block
 the LRU tail in reverse order (the tail blocks of the prompt are evicted first, as vLLM frees them).
 The pool holds `capacity_tokens // block_size` blocks. Generated tokens are not modelled.
 
-Speed: block hashes are memoised on a trie of prompt units, so an unchanged segment prefix reuses the
-hashes computed for an earlier prompt; only the new suffix is hashed (Python's tuple hash: 64-bit,
-deterministic for ints, collisions negligible at simulation scale). The walk of the stream's previous
-prompt is kept, so the unchanged units are not even looked up.
+Speed: a block's hash names its whole token prefix (the chain), so the pool is kept as what the hashes
+stand for, a radix tree of token runs, and no block is hashed (exact where the 64-bit hashes do not collide,
+as vLLM itself assumes):
+- the blocks a request adds are one run (the prompt's tokens from its first missed block to its last full
+  block) below the block it last hit, or below its stream's root (the salt: streams never share); the runs
+  below a block are found by their first block's tokens, so a lookup compares token slices (C speed) and
+  looks up one block-sized tuple where it branches;
+- the path of the stream's previous prompt is kept (which run holds each block), so the blocks of the
+  prompt's leading units it shares with that prompt (found by identity, `Walks.shared`) are not looked up
+  again, only checked to be still cached (eviction takes blocks from the tail of a path, so one check at the
+  last shared block answers for all). The tokens after that prefix are gathered once into one list (C
+  speed), which the lookup compares and the new run keeps: a prompt costs O(its tokens after the prefix).
 
 The pool (`_Pool`) does the LRU above without touching every block of every request. A request touches
 its whole block path, and in the LRU order a block always comes after (is more recent than) its
 descendants, so eviction only ever takes a leaf and the cached blocks form a prefix-closed forest:
-- the hits are found by bisection (block j cached implies blocks 0..j-1 cached);
+- the hits are the blocks the lookup walked (block j cached implies blocks 0..j-1 cached);
 - a block's LRU position is (the last request through it, -depth); the last request through a block is
   the latest request that ended in its subtree, so only the request's last block is stamped, and a stamp
   moves to the parent when its child is evicted;
-- the blocks a request adds are one run (a list of hashes under one parent block); the leaves wait in a
-  heap by stamp, and eviction cuts runs from their tail.
+- the leaves wait in a heap by stamp, and eviction cuts runs from their tail.
 The result is the same as moving every block to the tail of an OrderedDict (it is tested against that).
 """
 
@@ -30,17 +37,16 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_right
-from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
 from heapq import heapify, heappop, heappush
-from itertools import chain, repeat
-from typing import Any
+from itertools import chain
+from typing import Sequence
 
 from bench.render import prompt_units
 from bench.cachesim.base import CacheResult
 from bench.cachesim.common import Pricing, check_positive, result
-from bench.cachesim.trie import BareNode, Node, Walks, common_prefix, prune
+from bench.cachesim.trie import Walks, common_prefix
 from bench.prompt import Prompt
 
 
@@ -49,8 +55,6 @@ class VLLMConfig(Pricing):
     block_size: int = 16  # CacheConfig.DEFAULT_BLOCK_SIZE
     capacity_tokens: int = 2_000_000  # KV pool size (tokens) per model
     read_multiplier: float = 0.0  # self-hosted: a hit costs no compute
-    memo_keep: int = 16  # hash-memo paths unused for this many observes of their stream are dropped
-    prune_every: int = 64
 
     def __post_init__(self) -> None:
         if self.block_size <= 0:
@@ -68,128 +72,105 @@ def _salt(stream: str) -> int:
     return int.from_bytes(hashlib.blake2b(stream.encode(), digest_size=8).digest(), "big")
 
 
-class _Walk(Walks):
-    """The last prompt's unit path in one stream; nblocks[i] = full blocks through path[i]."""
-
-    __slots__ = ("nblocks",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.nblocks: list[int] = []
-
-
-class _Memo:
-    """Per (model, stream): the unit trie holding block hashes, an observe counter for pruning, and the walk
-    of the last prompt, so the next prompt of the stream only walks what changed."""
-
-    def __init__(self, stream: str) -> None:
-        self.root = Node()
-        self.root.chain = _salt(stream)
-        self.seq = 0
-        self.walk = _Walk()
+Block = tuple[int, ...]
 
 
 class _Run:
-    """Blocks one request added: hashes[:n] are cached, hashes[0] at depth `depth`, below block `ppos` of
-    run `parent` (None: a stream root). attach[i]: cached runs below block i; stamps[i]: the latest request
-    that ended at block i or in an evicted subtree of it."""
+    """Blocks one request added: block i (i < n cached) is tokens[off + i*bs : off + (i+1)*bs] (the adding
+    prompt's tokens from a block boundary on, never changed), at depth `depth + i` in the prompt, below block
+    `ppos` of run `parent` (None: a stream root). It lives in the pool's `kids[(parent uid, ppos)]` (or its
+    stream's root) under `key`, its first block's tokens. attach[i]: cached runs below block i; stamps[i]: the
+    latest request that ended at block i or in an evicted subtree of it."""
 
-    __slots__ = ("hashes", "depth", "n", "parent", "ppos", "attach", "stamps")
+    __slots__ = ("tokens", "off", "depth", "n", "parent", "ppos", "stream", "key", "attach", "stamps", "uid")
 
-    def __init__(self, hashes: list[int], depth: int, parent: _Run | None, ppos: int) -> None:
-        self.hashes = hashes
+    def __init__(self, tokens: Sequence[int], off: int, n: int, depth: int, parent: _Run | None, ppos: int,
+                 stream: str, key: Block, uid: int) -> None:
+        self.tokens = tokens
+        self.off = off
+        self.n = n
         self.depth = depth
-        self.n = len(hashes)
         self.parent = parent
         self.ppos = ppos
-        self.attach: dict[int, int] = {}
+        self.stream = stream
+        self.key = key
+        self.attach: dict[int, int] = {}  # (counts, not the runs: no reference cycle keeps a dropped pool alive)
         self.stamps: dict[int, int] = {}
+        self.uid = uid
 
 
 class _Pool:
     """One model's KV pool: an LRU over blocks, lazily ordered (module docstring)."""
 
-    __slots__ = ("member", "heap", "seq")
+    __slots__ = ("roots", "kids", "heap", "seq", "size")
 
     def __init__(self) -> None:
-        self.member: dict[int, _Run] = {}  # cached block hash -> its run
-        self.heap: list[tuple[int, int, int]] = []  # (stamp, -depth, hash) of leaves; stale entries skipped
-        self.seq = 0  # requests so far (the stamps)
+        self.roots: dict[str, dict[Block, _Run]] = {}  # stream -> runs at its root, by first block
+        self.kids: dict[tuple[int, int], dict[Block, _Run]] = {}  # (run uid, block) -> runs below, by first block
+        self.heap: list[tuple[int, int, int, _Run]] = []  # (stamp, -depth, uid, run) of leaves; stale skipped
+        self.seq = 0  # requests so far (the stamps; also the runs' uids)
+        self.size = 0  # cached blocks
 
     def __len__(self) -> int:
-        return len(self.member)
+        return self.size
 
-    def hits(self, at: _BlockAt, m: int) -> int:
-        """Leading blocks of the request that are cached (prefix-closed: bisect on membership)."""
-        member = self.member
-        if m == 0 or at(0) not in member:
-            return 0
-        if at(m - 1) in member:
-            return m
-        lo, hi = 1, m - 1  # block lo-1 cached, block hi not
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if at(mid) in member:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo
-
-    def _live(self, entry: tuple[int, int, int]) -> bool:
+    def _live(self, entry: tuple[int, int, int, _Run]) -> bool:
         """A heap entry still names a leaf with that stamp."""
-        s, nd, h = entry
-        run = self.member.get(h)
-        if run is None:
-            return False
+        s, nd, _, run = entry
         pos = -nd - run.depth
         return pos == run.n - 1 and not run.attach.get(pos) and run.stamps.get(pos) == s
 
-    def touch(self, at: _BlockAt, m: int, hits: int) -> None:
-        """Record a request of m > 0 blocks whose first `hits` were cached; cache the others as one run."""
-        if len(self.heap) > 2 * len(self.member) + 1024:  # re-stamped leaves leave stale entries: sweep
-            self.heap = [e for e in self.heap if self._live(e)]
-            heapify(self.heap)
+    def stamp(self, run: _Run, pos: int) -> None:
+        """Record a request that ended at a cached block (run, pos)."""
+        self._sweep()
+        self.seq += 1
+        r = run.stamps[pos] = self.seq
+        if pos == run.n - 1 and not run.attach.get(pos):
+            heappush(self.heap, (r, -(run.depth + pos), run.uid, run))
+
+    def add(self, stream: str, tokens: Sequence[int], off: int, n: int, bs: int, depth: int, parent: _Run | None,
+            ppos: int) -> _Run:
+        """Record a request whose blocks from `depth` on missed: cache them as one run of n > 0 blocks of bs
+        tokens, tokens[off:] (below block ppos of `parent`, or at the stream's root)."""
+        self._sweep()
         self.seq += 1
         r = self.seq
-        member = self.member
-        if hits == m:  # it ended at a cached block
-            last = at(m - 1)
-            run = member[last]
-            pos = m - 1 - run.depth
-            run.stamps[pos] = r
-            if pos == run.n - 1 and not run.attach.get(pos):
-                heappush(self.heap, (r, 1 - m, last))
-            return
-        new = at.tail(hits)
-        parent: _Run | None = None
-        ppos = -1
-        if hits:
-            parent = member[at(hits - 1)]
-            ppos = hits - 1 - parent.depth
+        key = tuple(tokens[off : off + bs])
+        if parent is None:
+            home = self.roots.get(stream)
+            if home is None:
+                home = self.roots[stream] = {}
+        else:
+            home = self.kids.get((parent.uid, ppos))
+            if home is None:
+                home = self.kids[(parent.uid, ppos)] = {}
             parent.attach[ppos] = parent.attach.get(ppos, 0) + 1
-        run = _Run(new, hits, parent, ppos)
-        member.update(zip(new, repeat(run)))
-        run.stamps[run.n - 1] = r
-        heappush(self.heap, (r, 1 - m, new[-1]))
+        run = home[key] = _Run(tokens, off, n, depth, parent, ppos, stream, key, r)
+        run.stamps[n - 1] = r
+        self.size += n
+        heappush(self.heap, (r, -(depth + n - 1), r, run))
+        return run
+
+    def _sweep(self) -> None:
+        if len(self.heap) > 2 * self.size + 1024:  # re-stamped leaves leave stale entries: sweep
+            self.heap = [e for e in self.heap if self._live(e)]
+            heapify(self.heap)
 
     def evict(self, over: int) -> None:
         """Drop the `over` least recently used blocks (leaves, oldest stamp first; within a run, the tail)."""
-        member, heap = self.member, self.heap
+        heap = self.heap
         while over > 0 and heap:
-            s, nd, h = heappop(heap)
-            run = member.get(h)
-            if run is None:
-                continue
+            s, nd, _, run = heappop(heap)
             pos = -nd - run.depth
             if pos != run.n - 1 or run.attach.get(pos) or run.stamps.get(pos) != s:
-                continue  # stale: no longer a leaf, or stamped again since (_live() below)
+                continue  # stale: no longer a leaf, or stamped again since (_live() above)
             # Every block from the tail up to the first one with a cached child run or a newer stamp is, in
             # turn, the least recent leaf (its stamp becomes s): cut them all (as many as needed).
             stop = max((p for p, c in run.attach.items() if p < pos and c), default=-1)
             stop = max(stop, max((p for p, st in run.stamps.items() if p < pos and st > s), default=-1))
             lo = max(stop + 1, pos - over + 1)
-            deque(map(member.pop, run.hashes[lo : pos + 1]), maxlen=0)
             over -= pos + 1 - lo
+            self.size -= pos + 1 - lo
             run.n = lo
             for p in [p for p in run.stamps if p >= lo]:
                 del run.stamps[p]
@@ -198,135 +179,145 @@ class _Pool:
                 st = run.stamps.get(t, s)
                 st = run.stamps[t] = s if st < s else st
                 if not run.attach.get(t):
-                    heappush(heap, (st, -(run.depth + t), run.hashes[t]))
+                    heappush(heap, (st, -(run.depth + t), run.uid, run))
                 continue
             parent = run.parent  # the run is gone: its parent block may become a leaf
             if parent is None:
+                del self.roots[run.stream][run.key]
                 continue
             pp = run.ppos
+            home = self.kids[(parent.uid, pp)]
+            del home[run.key]
             c = parent.attach[pp] - 1
             if c:
                 parent.attach[pp] = c
             else:
-                del parent.attach[pp]
+                del parent.attach[pp], self.kids[(parent.uid, pp)]
             st = parent.stamps.get(pp, s)
             st = parent.stamps[pp] = s if st < s else st
             if not c and pp == parent.n - 1:
-                heappush(heap, (st, -(parent.depth + pp), parent.hashes[pp]))
+                heappush(heap, (st, -(parent.depth + pp), parent.uid, parent))
 
 
-class _BlockAt:
-    """Block hash by index in the prompt, read from the unit path (no flat list of every hash)."""
+class _Walk(Walks):
+    """The last prompt of one stream: ends[i] = tokens through units[i]; its blocks' places in the pool as
+    segments: blocks starts[i].. (up to the next segment's start) are blocks poss[i].. of runs[i]."""
 
-    __slots__ = ("path", "nblocks")
+    __slots__ = ("ends", "starts", "runs", "poss")
 
-    def __init__(self, path: list[Node], nblocks: list[int]) -> None:
-        self.path = path
-        self.nblocks = nblocks
-
-    def __call__(self, j: int) -> int:
-        u = bisect_right(self.nblocks, j)
-        return self.path[u].hashes[j - (self.nblocks[u - 1] if u else 0)]
-
-    def tail(self, j: int) -> list[int]:
-        """Hashes of blocks j.. to the end."""
-        nb = self.nblocks
-        u = bisect_right(nb, j)
-        out = list(self.path[u].hashes[j - (nb[u - 1] if u else 0) :])
-        for nd in self.path[u + 1 :]:
-            if nd.hashes:
-                out.extend(nd.hashes)
-        return out
+    def __init__(self) -> None:
+        super().__init__()
+        self.ends: list[int] = []
+        self.starts: list[int] = []
+        self.runs: list[_Run] = []
+        self.poss: list[int] = []
 
 
 class VLLMSimulator:
     def __init__(self, config: VLLMConfig | None = None, name: str = "vllm") -> None:
         self.name = name
         self.config = config or VLLMConfig()
-        self._memos: dict[tuple[str, str], _Memo] = {}
+        self._walks: dict[tuple[str, str], _Walk] = {}
         self._pools: dict[str, _Pool] = {}  # model -> its KV pool
 
     def reset(self) -> None:
-        self._memos.clear()
+        self._walks.clear()
         self._pools.clear()
 
-    def _extend(self, parent: Node, key: Any, ids: tuple[int, ...], sibling: Node | None = None) -> Node:
-        """Child of `parent` for one unit, with the hashes of the blocks that complete inside it.
-
-        `sibling`, another child of `parent` (the unit this one replaces, e.g. a block that grew at its end),
-        lends the hashes of the full blocks both share: same parent, same tokens so far, same hashes."""
-        bs = self.config.block_size
-        c = BareNode(key, ids, parent.end + len(ids))  # + the fields set here and seq (set by _path)
-        buf = parent.tail + ids if parent.tail else ids
-        full = len(buf) // bs * bs
-        h, hashes, start = parent.chain, [], 0
-        if sibling is not None and sibling.hashes and full >= 4 * bs:
-            lead = len(parent.tail)
-            same = lead + common_prefix(sibling.ids, 0, ids, 0)
-            reuse = min(same // bs, len(sibling.hashes))
-            if reuse:
-                hashes = list(sibling.hashes[:reuse])
-                h, start = hashes[-1], reuse * bs
-        for k in range(start, full, bs):
-            h = hash((h, buf[k : k + bs]))
-            hashes.append(h)
-        c.hashes, c.chain, c.tail = tuple(hashes), h, buf[full:]
-        return c
-
-    def _path(self, prompt: Prompt, model: str, stream: str) -> _Walk:
-        """The memo-trie nodes of the prompt's units (block hashes memoised on them), reusing the nodes of
-        the units it shares with the stream's previous prompt. A node's hashes depend only on the tokens
-        of its path, so a node the memo pruned since still holds the right ones."""
-        memo = self._memos.get((model, stream))
-        if memo is None:
-            memo = self._memos[(model, stream)] = _Memo(stream)
-        memo.seq += 1
-        units = prompt_units(prompt)
-        w = memo.walk
-        k = w.shared(units)
-        path, nblocks = w.path, w.nblocks
-        replaced = path[k] if len(path) > k else None  # the previous prompt's unit after the shared ones
-        del path[k:], nblocks[k:]
-        node = path[-1] if k else memo.root
-        seq, bs = memo.seq, self.config.block_size
-        for u in units[k:]:
-            c = node.children.get(u.key)
-            if c is None:
-                c = node.children[u.key] = self._extend(node, u.key, u.ids, replaced)
-            replaced = None  # (the next units hang below a new parent)
-            c.seq = seq
-            path.append(c)
-            nblocks.append(c.end // bs)
-            node = c
-        w.units = units
-        cfg = self.config
-        if cfg.prune_every and seq % cfg.prune_every == 0:
-            for nd in path[:k]:  # the shared prefix was not stamped above: keep it in the memo
-                nd.seq = seq
-            oldest = seq - cfg.memo_keep
-            prune(memo.root, lambda nd: nd.seq > oldest)
-        return w
-
     def block_hashes(self, prompt: Prompt, model: str = "", stream: str = "actor") -> tuple[list[int], int]:
-        """(hashes of the prompt's full blocks, prompt tokens), reusing memoised hashes of known prefixes."""
-        path = self._path(prompt, model, stream).path
-        return list(chain.from_iterable(nd.hashes for nd in path)), (path[-1].end if path else 0)
+        """(hash chain of the prompt's full blocks, prompt tokens): the block identities the pool stands for
+        (vLLM's hash(parent hash, block tokens), here with Python's tuple hash). For tests; observe() never
+        hashes a block."""
+        bs = self.config.block_size
+        ids = tuple(chain.from_iterable(u.ids for u in prompt_units(prompt)))
+        h, out = _salt(stream), []
+        for k in range(0, len(ids) // bs * bs, bs):
+            h = hash((h, ids[k : k + bs]))
+            out.append(h)
+        return out, len(ids)
 
     def observe(self, t: datetime | float, prompt: Prompt, model: str = "", stream: str = "actor") -> CacheResult:
         cfg = self.config
         bs = cfg.block_size
-        w = self._path(prompt, model, stream)
-        n = w.path[-1].end if w.path else 0
-        m = n // bs
+        units = prompt_units(prompt)
+        w = self._walks.get((model, stream))
+        if w is None:
+            w = self._walks[(model, stream)] = _Walk()
         pool = self._pools.get(model)
         if pool is None:
             pool = self._pools[model] = _Pool()
-        at = _BlockAt(w.path, w.nblocks)
-        hits = pool.hits(at, m)
+        k = w.shared(units)
+        ends = w.ends
+        del ends[k:]
+        total = ends[-1] if k else 0
+        for u in units[k:]:
+            total += len(u.ids)
+            ends.append(total)
+        w.units = units
+        n = total
+        m = n // bs
+        # blocks of the previous prompt's path this prompt shares (its first units), while still cached
+        starts, runs, poss = w.starts, w.runs, w.poss
+        b = (ends[k - 1] // bs if k else 0) if starts else 0
+        i = bisect_right(starts, b - 1) - 1 if b else -1
+        if i >= 0 and poss[i] + (b - 1 - starts[i]) >= runs[i].n:  # evicted since: keep what is left
+            last = i  # segments' first blocks: cached, then not (a path loses blocks from its end)
+            i = bisect_right(range(i + 1), False, key=lambda s: runs[s].n <= poss[s]) - 1
+            if i >= 0:
+                end = starts[i] + runs[i].n - poss[i]
+                b = min(b, end, starts[i + 1]) if i < last else min(b, end)
+            else:
+                b = 0
+        del starts[i + 1 :], runs[i + 1 :], poss[i + 1 :]
+        run: _Run | None = None
+        p = -1
+        if b:
+            run = runs[-1]
+            p = poss[-1] + (b - 1 - starts[-1])
+        # the lookup, from block b: the run's own next blocks, else a run below the last matched block
+        j = b
+        tail: list[int] = []
+        if j < m:
+            lo = b * bs
+            ui = bisect_right(ends, lo)
+            tail = list(units[ui].ids[lo - (ends[ui - 1] if ui else 0) :])  # (a list: extending it is C speed)
+            extend = tail.extend
+            for x in units[ui + 1 :]:
+                extend(x.ids)
+            del tail[(m - b) * bs :]
+            root = pool.roots.get(stream)
+            while j < m:
+                if run is not None and p + 1 < run.n:
+                    c = common_prefix(run.tokens, run.off + (p + 1) * bs, tail, (j - b) * bs) // bs
+                    if c:
+                        c = min(c, run.n - p - 1)
+                        p += c
+                        j += c
+                        if j == m:
+                            break
+                below = pool.kids.get((run.uid, p)) if run is not None else root
+                if not below:
+                    break
+                o = (j - b) * bs
+                nxt = below.get(tuple(tail[o : o + bs]))
+                if nxt is None:
+                    break
+                starts.append(j)
+                runs.append(nxt)
+                poss.append(0)
+                run, p, j = nxt, 0, j + 1
+        hits = j
         cap = (n - 1) // bs * bs if n > 0 else 0
         cached = min(hits * bs, cap)
         if m:
-            pool.touch(at, m, hits)
+            if hits == m:
+                assert run is not None
+                pool.stamp(run, p)
+            else:
+                new = pool.add(stream, tail, (hits - b) * bs, m - hits, bs, hits, run, p)
+                starts.append(hits)
+                runs.append(new)
+                poss.append(0)
         over = len(pool) - cfg.capacity_tokens // bs
         if over > 0:
             pool.evict(over)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import operator
 import re
 from collections import Counter
 from typing import Iterable, Mapping
@@ -178,4 +179,5 @@ class BM25Index:
         sc = self.scores_counts(query)
         for d in exclude:
             sc.pop(d, None)
-        return [d for d, _ in heapq.nlargest(k, sc.items(), key=lambda ds: (ds[1], -ds[0]))]
+        # (score, -doc) pairs compare in C (no key function per document): best first, ties the older first
+        return [-d for _, d in heapq.nlargest(k, zip(sc.values(), map(operator.neg, sc)))]

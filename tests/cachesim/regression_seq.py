@@ -26,11 +26,11 @@ PROFILES: dict[str, dict[str, Any]] = {
     "openai_gpt56": {"min_prefix": 32, "block_tokens": 8, "prune_every": 3, "ttl_s": 120.0, "max_lifetime_s": 900.0},
     "anthropic": {"min_prefix": 40, "prune_every": 4, "lookback_blocks": 3},
     "anthropic_1h": {"min_prefix": 40, "prune_every": 9, "auto_breakpoint": True, "max_breakpoints": 2},
-    "vllm": {"block_size": 4, "capacity_tokens": 600, "prune_every": 3, "memo_keep": 2},
+    "vllm": {"block_size": 4, "capacity_tokens": 600},
 }
 EXTRA: dict[str, tuple[str, dict[str, Any]]] = {
-    "vllm_big": ("vllm", {"block_size": 16, "capacity_tokens": 4000, "prune_every": 64}),
-    "vllm_tiny": ("vllm", {"block_size": 1, "capacity_tokens": 50, "prune_every": 2, "memo_keep": 1}),
+    "vllm_big": ("vllm", {"block_size": 16, "capacity_tokens": 4000}),
+    "vllm_tiny": ("vllm", {"block_size": 1, "capacity_tokens": 50}),
     "anthropic_auto": ("anthropic", {"min_prefix": 1, "auto_breakpoint": True, "lookback_blocks": 1, "prune_every": 2}),
 }
 

@@ -61,7 +61,7 @@ class _OrderedDictVLLM:
     "params",
     [
         {"block_size": 1, "capacity_tokens": 40},
-        {"block_size": 2, "capacity_tokens": 150, "prune_every": 2, "memo_keep": 1},
+        {"block_size": 2, "capacity_tokens": 150},
         {"block_size": 4, "capacity_tokens": 0},
         {"block_size": 4, "capacity_tokens": 700},
         {"block_size": 8, "capacity_tokens": 3000},
