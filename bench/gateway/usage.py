@@ -14,6 +14,8 @@ from typing import Any, Iterable, Mapping
 
 from om_core.llm import Usage
 
+from bench.gateway.providers import provider_for
+
 _PROMPT = ("prompt_tokens", "promptTokenCount", "prompt_token_count")
 _COMPLETION = ("completion_tokens", "output_tokens", "candidatesTokenCount", "candidates_token_count")
 _CACHED = ("cache_read_input_tokens", "prompt_cache_hit_tokens", "cached_content_token_count",
@@ -86,11 +88,20 @@ class Cost:
     known: bool  # False: the model is not in the price map (cost reported as 0)
 
 
+FREE = Cost(0.0, True)
+
+
 def cost_of(model: str, usage: Usage) -> Cost:
-    """Cost from litellm's price map (custom providers' prices included once they are registered)."""
+    """Cost from litellm's price map (custom providers' prices included once they are registered).
+
+    A model of a registered custom provider whose price-map entry has every cost at zero (the offline engine's)
+    costs 0.0, known, for any token counts, which is what `litellm.cost_per_token` answers for it: that call
+    (about 0.3 ms) is skipped. The entry is read at every call, so a price registered later counts at once."""
     from bench.gateway.setup import ensure_litellm
 
     litellm = ensure_litellm()
+    if _free_custom_model(litellm.model_cost, model):
+        return FREE
     try:
         p, c = litellm.cost_per_token(
             model=model,
@@ -102,6 +113,18 @@ def cost_of(model: str, usage: Usage) -> Cost:
         return Cost(float(p) + float(c), True)
     except Exception:
         return Cost(0.0, False)
+
+
+def _free_custom_model(price_map: Mapping[str, Any], model: str) -> bool:
+    """Whether `model` is served by a registered custom provider and its price-map entry (the one litellm prices
+    it by: registered under the full name) sets some cost, every one zero (unset costs, None, count as none)."""
+    if provider_for(model) is None:
+        return False
+    entry = price_map.get(model)
+    if not isinstance(entry, Mapping):
+        return False
+    costs = [v for k, v in entry.items() if "cost" in k and v is not None]
+    return bool(costs) and all(type(v) in (int, float) and v == 0 for v in costs)
 
 
 def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0,

@@ -23,6 +23,7 @@ summarisation, so the summariser role writes it (see docs/decay.md).
 
 from __future__ import annotations
 
+import heapq
 import logging
 from collections import Counter
 from dataclasses import dataclass
@@ -39,10 +40,11 @@ from bench.strategies.decay_memory import (
     DecayKnobs,
     MemoryItem,
     consolidation_groups,
+    forget_after,
     forgotten,
     item_activation,
     merge_items,
-    rank,
+    rank_scores,
 )
 from bench.strategies.history import Msg, SegmentCache, question_text, system_segments, turn_msgs, user_msg
 
@@ -133,6 +135,9 @@ class DecayStrategy(StrategyBase):
         self._stale = False  # loaded from a state: build the index before the next query
         self._item_segs: dict[tuple[int, bool], Segment] = {}
         self._segs = SegmentCache()
+        # (forget_after's time, item id) per item (of removed items too, until popped): a cleanup checks only
+        # the items whose time has come
+        self._due: list[tuple[float, int]] = []
 
     # ---- protocol ---------------------------------------------------------------------------------------
     async def add_turn(self, turn: ReplayTurn) -> TurnResult:
@@ -210,6 +215,7 @@ class DecayStrategy(StrategyBase):
         for d in state.get("items", []):
             item = MemoryItem.from_json(d)
             self.items[item.id] = item
+            self._watch(item)
         self.pending = [_Pending(s, c, ds, datetime.fromisoformat(at), int(t)) for s, c, ds, at, t in state.get("pending", [])]
         self.pending_rounds = int(state.get("pending_rounds", 0))
         self.cur = [(int(t), [Msg(r, x, k, self.ctx.tokens(x)) for r, x, k in ms]) for t, ms in state.get("window", [])]
@@ -260,7 +266,22 @@ class DecayStrategy(StrategyBase):
 
     # ---- forgetting and consolidation -------------------------------------------------------------------
     def _cleanup(self, now: datetime, events: list[str]) -> None:
-        gone = forgotten(self.items.values(), now, self.knobs, self.p.cleanup_threshold, self.p.max_age_days)
+        """Forget what `forgotten` lists of the items, checking only those whose `forget_after` time has come
+        (the others are not listed); the checked items that stay are watched again from their new time."""
+        due, now_s = self._due, now.timestamp()
+        ids = []
+        while due and due[0][0] <= now_s:
+            i = heapq.heappop(due)[1]
+            if i in self.items:
+                ids.append(i)
+        if not ids:
+            return
+        checked = [self.items[i] for i in sorted(ids)]  # in the items' order (ids only grow)
+        gone = forgotten(checked, now, self.knobs, self.p.cleanup_threshold, self.p.max_age_days)
+        kept = set(ids).difference(gone)
+        for item in checked:
+            if item.id in kept:
+                self._watch(item)
         if gone:
             self._remove(gone)
             self.stats["forgotten"] += len(gone)
@@ -286,8 +307,13 @@ class DecayStrategy(StrategyBase):
             events.append("consolidate")
 
     # ---- the items and their index ----------------------------------------------------------------------
+    def _watch(self, item: MemoryItem) -> None:
+        heapq.heappush(self._due, (forget_after(item, self.knobs, self.p.cleanup_threshold, self.p.max_age_days),
+                                   item.id))
+
     def _add(self, item: MemoryItem) -> None:
         self.items[item.id] = item
+        self._watch(item)
         if not self._stale:
             counts = self._query_counts.pop(item.content, None) or term_counts(item.content, self.p.stopwords)
             self._item_doc[item.id] = self._index.add_counts(counts)
@@ -324,15 +350,15 @@ class DecayStrategy(StrategyBase):
         if len(self._query_counts) < MAX_QUERY_COUNTS_KEPT:
             self._query_counts[query] = counts
         scores = self._index.scores_counts(counts)
-        cands = [(self.items[self._doc_item[d]], s) for d, s in scores.items()]
-        cands = [(item, s) for item, s in cands if item.turn not in exclude]
-        if not cands:
-            return []
-        best = max(s for _, s in cands)
-        # BM25 gives a term found in half the items or more no weight (idf <= 0): when no matching term
-        # carries any, every match is equally relevant and activation alone ranks them
-        rel = [(item, max(0.0, s) / best if best > 0 else 1.0) for item, s in cands]
-        top = rank(rel, now, self.knobs, self.p.top_k)
+        items, doc_item = self.items, self._doc_item
+        if exclude:
+            cands = [(item, s) for d, s in scores.items() if (item := items[doc_item[d]]).turn not in exclude]
+        else:
+            cands = [(items[doc_item[d]], s) for d, s in scores.items()]
+        # relevance: the score over the best one. BM25 gives a term found in half the items or more no weight
+        # (idf <= 0): when no matching term carries any, every match is equally relevant and activation alone
+        # ranks them
+        top = rank_scores(cands, now, self.knobs, self.p.top_k)
         for item in top:
             item.access_count += 1
             item.last_accessed_at = now

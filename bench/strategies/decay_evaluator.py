@@ -32,9 +32,14 @@ MAX_ENTITIES = 8
 
 _IMPORTANT = [(c, re.compile(rf"\b{re.escape(c)}\b", re.I)) for c in IMPORTANT_CUES]
 _VOLATILE = [(c, re.compile(rf"\b{re.escape(c)}\b", re.I)) for c in VOLATILE_CUES]
+# any cue of the kind: a text none of whose cues this finds needs no search per cue (re.I's equivalences outside
+# ASCII, e.g. the Kelvin sign for "k", hold for the alternation as for each cue)
+_ANY_IMPORTANT = re.compile("|".join(p.pattern for _, p in _IMPORTANT), re.I)
+_ANY_VOLATILE = re.compile("|".join(p.pattern for _, p in _VOLATILE), re.I)
 _QUOTED = re.compile(r"\"([^\"\n]{2,60})\"|\u201c([^\u201d\n]{2,60})\u201d")
-# runs of capitalised words that follow a lower-case word or a comma: names, not sentence starts
-_NAME_RUN = re.compile(r"(?<=[a-z,] )([A-Z][a-z]+(?: [A-Z][a-z]+)*)")
+# runs of capitalised words that follow a lower-case word or a comma: names, not sentence starts. (The look-behind
+# follows the first capital, so the search skips to capitals instead of trying the look-behind everywhere.)
+_NAME_RUN = re.compile(r"([A-Z](?<=[a-z,] [A-Z])[a-z]+(?: [A-Z][a-z]+)*)")
 # capitalised words that are rarely names (function words, weekdays, words that open a clause)
 _NOT_NAMES = STOPWORDS | frozenset(
     """im ok okay yes thanks please note also however use using remember tip example step monday tuesday
@@ -52,9 +57,11 @@ class Scores:
 def extract_entities(text: str) -> list[str]:
     """Quoted phrases and mid-sentence capitalised names, lower-cased, in order, at most MAX_ENTITIES."""
     found: list[str] = []
-    for m in _QUOTED.finditer(text):
-        found.append((m.group(1) or m.group(2)).strip())
-    found.extend(m.group(1) for m in _NAME_RUN.finditer(_QUOTED.sub(" ", text)))  # names outside quotes
+    if '"' in text or "\u201c" in text:  # (_QUOTED needs one of them)
+        for m in _QUOTED.finditer(text):
+            found.append((m.group(1) or m.group(2)).strip())
+        text = _QUOTED.sub(" ", text)
+    found.extend(m.group(1) for m in _NAME_RUN.finditer(text))  # names outside quotes
     out = [e.lower() for e in found if e.lower() not in _NOT_NAMES]
     return list(dict.fromkeys(out))[:MAX_ENTITIES]
 
@@ -72,14 +79,18 @@ def rule_scores(content: str, source: str) -> Scores:
 def _rule_parts(content: str, source: str) -> tuple[float, float, tuple[str, ...]]:
     importance, volatility = BASE_IMPORTANCE, BASE_VOLATILITY
     # ASCII text matches a cue only where the lower-cased text holds it (re.I adds no other equivalences
-    # there), so the substring test skips most regex searches; other text gets every search
-    lowered = content.lower() if content.isascii() else None
-    for cue, pattern in _IMPORTANT:
-        if (lowered is None or cue in lowered) and pattern.search(content):
-            importance = min(1.0, importance + CUE_IMPORTANCE)
-    for cue, pattern in _VOLATILE:
-        if (lowered is None or cue in lowered) and pattern.search(content):
-            volatility = min(1.0, volatility + CUE_VOLATILITY)
+    # there), so the substring test skips most regex searches; other text is searched for every cue only
+    # when it holds some cue of the kind
+    ascii_text = content.isascii()
+    lowered = content.lower() if ascii_text else None
+    if ascii_text or _ANY_IMPORTANT.search(content):
+        for cue, pattern in _IMPORTANT:
+            if (lowered is None or cue in lowered) and pattern.search(content):
+                importance = min(1.0, importance + CUE_IMPORTANCE)
+    if ascii_text or _ANY_VOLATILE.search(content):
+        for cue, pattern in _VOLATILE:
+            if (lowered is None or cue in lowered) and pattern.search(content):
+                volatility = min(1.0, volatility + CUE_VOLATILITY)
     if source == "user":
         importance += USER_BONUS
     if len(content) > LONG_CHARS:

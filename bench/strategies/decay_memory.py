@@ -104,6 +104,37 @@ def forgotten(items: Iterable[MemoryItem], now: datetime, knobs: DecayKnobs, thr
     return out
 
 
+FORGET_MARGIN = 1e-9  # activation above the threshold that forget_after's time keeps (covers rounding)
+
+
+def forget_after(item: MemoryItem, knobs: DecayKnobs, threshold: float, max_age_days: float | None = None) -> float:
+    """A POSIX time (seconds) before which no cleanup forgets `item` (`forgotten` would not list it): -inf when a
+    cleanup at any time must check it, inf when none ever forgets it.
+
+    Activation falls with age only (the access term only grows), so the time stays a lower bound while the
+    item gains accesses. It is where the activation, without its clamp, falls to `threshold` + FORGET_MARGIN:
+    days = log((threshold + margin - access term) / A) / log(decay_factor), A = (1 + importance x
+    importance_weight) x (1 - volatility x volatility_weight); the margin is far above the rounding of that
+    formula, of `activation` and of POSIX times, so before this time `activation` stays at or above the
+    threshold. With `max_age_days`, at most one second before the item reaches that age."""
+    limit = math.inf
+    if max_age_days is not None:
+        limit = item.created_at.timestamp() + max_age_days * 86400.0 - 1.0
+    if threshold <= 0:  # activation is clamped at 0: nothing falls below
+        return limit
+    boost = math.log10(item.access_count + 1) * knobs.access_boost
+    if boost >= threshold:  # the decaying term is never negative (below): activation stays at or above `boost`
+        return limit
+    a = (1 + item.importance * knobs.importance_weight) * (1 - item.volatility * knobs.volatility_weight)
+    target = threshold + FORGET_MARGIN - boost
+    if a <= 0 or a <= target:  # (a <= 0 only with knobs outside their ranges)
+        return -math.inf
+    if knobs.decay_factor >= 1:
+        return limit
+    days = math.log(target / a) / math.log(knobs.decay_factor)
+    return min(limit, item.created_at.timestamp() + days * 86400.0)
+
+
 def consolidation_groups(items: Iterable[MemoryItem], group_size: int, max_groups: int) -> list[list[MemoryItem]]:
     """Groups of `group_size` related items (sharing an entity) to merge, at most `max_groups`, no item twice.
 
@@ -148,13 +179,31 @@ def merge_items(new_id: int, content: str, group: list[MemoryItem]) -> MemoryIte
     )
 
 
+def rank_scores(scored: list[tuple[MemoryItem, float]], now: datetime, knobs: DecayKnobs, k: int) -> list[MemoryItem]:
+    """rank() of the items with relevance max(0, score) / best score (1 for all when the best is not
+    positive), from their raw scores (e.g. BM25): the relevance is computed only for the items rank visits.
+    The same items as rank() (relevance grows with the score, so they are visited in an order rank() may take,
+    and its result does not depend on the order among equal relevances)."""
+    if not scored:
+        return []
+    best = max(s for _, s in scored)
+    by_score = sorted(scored, key=itemgetter(1), reverse=True)
+    if best > 0:
+        return _top(((item, max(0.0, s) / best) for item, s in by_score), now, knobs, k)
+    return _top(((item, 1.0) for item, _ in by_score), now, knobs, k)
+
+
 def rank(scored: Iterable[tuple[MemoryItem, float]], now: datetime, knobs: DecayKnobs, k: int) -> list[MemoryItem]:
     """The top `k` items by activation x relevance (relevance in [0, 1]); items scoring 0 never rank.
     Ties: the older item first.
 
     Activation is at most 1, so an item scores at most its relevance: items are visited by falling relevance
     and the rest skipped once a relevance is below the k-th best score so far (they could not even tie)."""
-    by_relevance = sorted(scored, key=itemgetter(1), reverse=True)
+    return _top(sorted(scored, key=itemgetter(1), reverse=True), now, knobs, k)
+
+
+def _top(by_relevance: Iterable[tuple[MemoryItem, float]], now: datetime, knobs: DecayKnobs, k: int) -> list[MemoryItem]:
+    """rank() of items given by falling relevance."""
     ranked = []
     best_k: list[float] = []  # a min-heap of the k best scores so far
     for item, relevance in by_relevance:

@@ -103,3 +103,29 @@ def test_price_map_version_and_snapshot() -> None:
     snap = price_snapshot(["openai/gpt-4o", "offline/judge"])
     assert snap["openai/gpt-4o"]["input_cost_per_token"] == prices("gpt-4o")["input_cost_per_token"]
     assert snap["offline/judge"] == {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0}  # registered free
+
+
+def test_a_free_custom_model_costs_what_litellm_says_without_asking_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench.gateway.usage import cost_of
+    from bench.offline import MODELS, register
+
+    register()
+    litellm = ensure_litellm()
+    counts = [(0, 0, 0, 0), (1, 1, 0, 0), (1_234, 56, 7, 8), (987_654, 32_100, 500_000, 1_000)]
+    expected = {}
+    for name in MODELS:
+        for c in counts:
+            p, q = litellm.cost_per_token(model=f"offline/{name}", prompt_tokens=c[0], completion_tokens=c[1],
+                                          cache_read_input_tokens=c[2], cache_creation_input_tokens=c[3])
+            expected[name, c] = float(p) + float(q)
+    assert set(expected.values()) == {0.0}
+
+    def refuse(**kw: Any) -> Any:
+        raise AssertionError("litellm.cost_per_token called for a free custom model")
+
+    monkeypatch.setattr(litellm, "cost_per_token", refuse)
+    for (name, c), usd in expected.items():
+        got = cost_of(f"offline/{name}", Usage(*c))
+        assert (got.usd, got.known) == (usd, True)
+    # a priced or unknown model still asks litellm
+    assert cost_of("openai/gpt-4o", Usage(10, 1)).known is False  # (refused above: counted as unknown)

@@ -48,3 +48,16 @@ def test_parse_scores_keeps_complete_entries_of_a_cut_reply_and_names_the_rest()
     got, _ = parse_scores('[{"id": 3, "importance": null, "volatility": 0.2}, {"id": 99, "importance": 1, '
                           '"volatility": 0}]', [3])
     assert got == {}  # a null score and an id not asked for are both ignored
+
+
+def test_rule_scores_of_non_ascii_text_match_cues_as_a_case_blind_search_does():
+    # re.I folds some non-ASCII letters onto ASCII ones (the Kelvin sign onto "k", the long s onto "s"): such a
+    # text holds a cue although its lower-cased form does not contain it
+    kelvin = rule_scores("My api \u212aey is hidden, caf\u00e9 aside", "assistant")
+    assert kelvin.importance == pytest.approx(0.6)
+    assert rule_scores("I am \u017fitting here ToDay, caf\u00e9 au lait", "assistant").volatility == pytest.approx(0.9)
+    assert (rule_scores("caf\u00e9 for everyone", "assistant").importance,
+            rule_scores("caf\u00e9 for everyone", "assistant").volatility) == (0.3, 0.5)
+    # names: a capital after a lower-case word or a comma and a space; not at a sentence start, not after quotes
+    s = rule_scores('Then Mia met Ben Li, Ann and Jo. Later "Zed Zone" came, Q', "user")
+    assert s.entities == ["zed zone", "mia", "ben li", "ann", "jo"]

@@ -91,3 +91,50 @@ def test_rank_stopping_early_picks_what_scoring_every_item_picks(k):
     # repeated relevances and activations make ties, which the early stop must not cut
     scored = [(it, rng.choice([0.0, 0.25, 0.5, 1.0, rng.random()])) for it in items]
     assert rank(scored, T0, DecayKnobs(), k) == _rank_every_item(scored, T0, DecayKnobs(), k)
+
+
+def test_no_cleanup_before_forget_after_forgets_an_item():
+    """forget_after's time is a lower bound of when `forgotten` lists the item: checked at random times and at
+    the bound itself (and just after it, where the activation is within rounding of the threshold)."""
+    import random
+
+    from bench.strategies.decay_memory import forget_after
+
+    rng = random.Random(7)
+    checked = listed = 0
+    for n in range(3000):
+        knobs = DecayKnobs(rng.choice([0.95, 0.5, 0.999, 0.0001, 1.0]), rng.uniform(0, 2), rng.uniform(0, 1),
+                           rng.choice([0.0, 0.1, 0.5]))
+        threshold = rng.choice([0.0, 0.1, 0.3, rng.uniform(0, 0.99)])
+        max_age = rng.choice([None, None, 0.5, 30.0])
+        it = item(n, rng.uniform(-1, 40), importance=rng.uniform(0, 1), volatility=rng.uniform(0, 1),
+                  access=rng.choice([0, 0, 1, 3, 50]))
+        bound = forget_after(it, knobs, threshold, max_age)
+        times = [T0 + timedelta(days=rng.uniform(-5, 60)) for _ in range(5)]
+        if math.isfinite(bound):
+            at = datetime.fromtimestamp(bound, timezone.utc)
+            times += [at - timedelta(microseconds=1), at, at + timedelta(microseconds=1), at + timedelta(seconds=1)]
+        for now in times:
+            gone = forgotten([it], now, knobs, threshold, max_age) == [it.id]
+            listed += gone
+            if now.timestamp() < bound:
+                checked += 1
+                assert not gone, (knobs, threshold, max_age, it, now, bound)
+    assert checked > 5000 and listed > 1000  # both sides were exercised
+
+
+@pytest.mark.parametrize("k", [1, 3, 10])
+def test_rank_from_raw_scores_is_rank_of_the_score_over_the_best(k):
+    import random
+
+    from bench.strategies.decay_memory import rank_scores
+
+    rng = random.Random(k)
+    for _ in range(200):
+        items = [item(i, rng.choice([0, 1, 5, 30]), rng.random(), rng.random(), rng.choice([0, 2])) for i in range(40)]
+        # BM25 scores: repeated ones, negative ones (idf floor), sometimes none positive
+        pool = [rng.uniform(-2, 9), 3.0, 1.5, -0.5, 0.0] if rng.random() < 0.8 else [-1.0, -0.25, 0.0]
+        scored = [(it, rng.choice(pool)) for it in items if rng.random() < 0.7]
+        best = max((s for _, s in scored), default=0.0)
+        relevance = [(it, max(0.0, s) / best if best > 0 else 1.0) for it, s in scored]
+        assert rank_scores(scored, T0, DecayKnobs(), k) == rank(relevance, T0, DecayKnobs(), k)
