@@ -152,19 +152,22 @@ class TokenCounter:
             if hit is not None and keep_pieces and self.encoding_name in NEWLINE_SPLIT_ENCODINGS:
                 self._keep_pieces(self._pieces(text), hit)
             return hit if hit is not None else self.encode(text)
-        pieces = self._pieces(text)
-        memo = self._lines
         out: list[int] = []
-        for piece in pieces:
-            ids = memo.get(piece)
-            if ids is None:
-                ids = tuple(self._enc.encode(piece, disallowed_special=()))
-                if len(memo) >= self._max_lines:
-                    for old in list(memo)[: len(memo) // 2]:
-                        del memo[old]
-                memo[piece] = ids
-            out.extend(ids)
+        for piece in self._pieces(text):
+            out.extend(self._piece_ids(piece))
         return self._remember(text, tuple(out))
+
+    def _piece_ids(self, piece: str) -> tuple[int, ...]:
+        """The ids of one line piece, from the piece memo (first in, first out past its bound)."""
+        memo = self._lines
+        ids = memo.get(piece)
+        if ids is None:
+            ids = tuple(self._enc.encode(piece, disallowed_special=()))
+            if len(memo) >= self._max_lines:
+                for old in list(memo)[: len(memo) // 2]:
+                    del memo[old]
+            memo[piece] = ids
+        return ids
 
     @staticmethod
     def _pieces(text: str) -> list[str]:
@@ -212,10 +215,12 @@ class TokenCounter:
         self._remember_count(text, n)
         return n
 
-    def count_by_lines(self, text: str) -> int:
+    def count_by_lines(self, text: str, keep_ids: bool = True) -> int:
         """count_string(text), exactly, through encode_by_lines: for a long text that shares most of its lines
         with texts tokenised before (an observation log that grew, an Observer's formatted history inside its
-        request), only the line pieces not seen before are tokenised. Memoised as count_string's count."""
+        request), only the line pieces not seen before are tokenised. Memoised as count_string's count.
+        keep_ids=False: only the pieces' ids are memoised, not the whole text's (a part of a larger text that
+        is rendered, and so tokenised by lines, as a whole)."""
         if not text:
             return 0
         with self._lock:
@@ -223,7 +228,12 @@ class TokenCounter:
             if hit is not None:
                 self._memo.move_to_end(text)
                 return hit
-        n = len(self.encode_by_lines(text))
+        if keep_ids or self.encoding_name not in NEWLINE_SPLIT_ENCODINGS:
+            n = len(self.encode_by_lines(text))
+        else:
+            with self._lock:
+                whole = self._ids.get(text)
+            n = len(whole) if whole is not None else sum(len(self._piece_ids(p)) for p in self._pieces(text))
         self._remember_count(text, n)
         return n
 
