@@ -50,9 +50,9 @@ _ROLE_GLUE = {
 
 
 # Where encode_by_lines cuts a text: after every newline followed by a character that is neither whitespace nor "/"
-# (the regex's \s is str.isspace's set: checked over every code point). A lookbehind/lookahead pair, so the
-# newline stays with the piece before.
-_LINE_CUT = re.compile(r"(?<=\n)(?=[^\s/])")
+# (the regex's \s is str.isspace's set: checked over every code point). The match ends at the cut, so the newline
+# stays with the piece before; the pattern starts with a literal, which the regex engine searches for fast.
+_LINE_CUT = re.compile(r"\n(?=[^\s/])")
 
 
 def _ensure_offline_bpe_dir() -> None:
@@ -172,7 +172,14 @@ class TokenCounter:
     @staticmethod
     def _pieces(text: str) -> list[str]:
         """encode_by_lines' pieces: `text` cut after every newline followed by neither whitespace nor "/"."""
-        return _LINE_CUT.split(text)
+        pieces: list[str] = []
+        start = 0
+        for m in _LINE_CUT.finditer(text):
+            end = m.end()
+            pieces.append(text[start:end])
+            start = end
+        pieces.append(text[start:])
+        return pieces
 
     def _keep_pieces(self, pieces: list[str], ids: tuple[int, ...]) -> None:
         """Memoise each piece's ids, cut from `ids` (the ids of the joined pieces) by the tokens' byte lengths.
