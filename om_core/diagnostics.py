@@ -72,5 +72,5 @@ def record_output(candidate: Candidate, reason: str | None, *, counter: TokenCou
     c = counter or default_counter()
     sink.append(OutputRecord(
         role=candidate.role, outcome=outcome_of(candidate, reason), reason=reason or "",
-        input_tokens=c.count_string(candidate.source), output_tokens=c.count_string(candidate.observations),
+        input_tokens=c.count_by_lines(candidate.source), output_tokens=c.count_by_lines(candidate.observations),
         level=level))

@@ -17,9 +17,11 @@ import hashlib
 import logging
 import sys
 from collections import deque
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, Callable, Coroutine, Sequence
+from operator import is_
+from types import MappingProxyType
+from typing import Any, Callable, Coroutine, Mapping, Sequence
 from zoneinfo import ZoneInfo
 
 from om_core.activation import dynamic_threshold
@@ -52,14 +54,58 @@ from om_core.retrieval import (
 )
 from om_core.records import OMRecord, ThreadMeta, iso, lookup_key
 from om_core.storage.base import Storage
-from om_core.tokens import TokenCounter, default_counter
+from om_core.tokens import CONVERSATION_OVERHEAD, TokenCounter, default_counter
 from om_core.types import Message
 from om_core.working_memory import Entry, WorkingMemory
 
 __all__ = ["ObservationalMemory", "TurnContext", "Status", "Rejection"]
 log = logging.getLogger("om_core.memory")
 REJECTIONS_KEPT = 1000  # newest refused outputs kept in `ObservationalMemory.rejections`
-VISIBLE_MEMO_THREADS = 4096  # threads whose filtered unobserved tail is remembered (`_visible`)
+VISIBLE_MEMO_THREADS = 4096  # resources / readers whose unobserved tails and status are remembered
+
+
+@dataclass(frozen=True)
+class _Tail:
+    """One thread's unobserved tail as status uses it: the storage entry it came from, its messages without
+    system ones, the running sum of their tokens (`MessageTokens.one`, added in order, as `MessageTokens.total`
+    adds them) and how many there are."""
+
+    entry: tuple[ThreadMeta, Sequence[Message]]
+    msgs: tuple[Message, ...]
+    tokens: float
+
+    @property
+    def thread_id(self) -> str:
+        return self.entry[0].thread_id
+
+    def total(self) -> int:
+        """`MessageTokens.total(self.msgs)`, from the kept sum."""
+        return round(self.tokens + (CONVERSATION_OVERHEAD if self.msgs else 0))
+
+    @staticmethod
+    def of(entry: tuple[ThreadMeta, Sequence[Message]], prev: _Tail | None, tokens: MessageTokens) -> _Tail:
+        """The tail of `entry`; when it extends `prev`'s messages (the thread was written to), only the new
+        messages are counted and added to `prev`'s sum: the same additions in the same order, so the same sum."""
+        stored = entry[1]
+        if prev is not None and prev.entry[1] is stored:
+            return _Tail(entry, prev.msgs, prev.tokens)
+        msgs = tuple(m for m in stored if m.role != "system")
+        if prev is not None and len(prev.msgs) <= len(msgs) and msgs[: len(prev.msgs)] == prev.msgs:
+            s, new = prev.tokens, msgs[len(prev.msgs):]
+        else:
+            s, new = 0.0, msgs
+        for m in new:
+            s += tokens.one(m)
+        return _Tail(entry, msgs, s)
+
+
+@dataclass(frozen=True)
+class _TailView:
+    """A resource's unobserved tails: the entries storage handed back, and each thread's `_Tail` (same order)."""
+
+    entries: list[tuple[ThreadMeta, Sequence[Message]]]
+    threads: dict[str, _Tail]
+    order: list[_Tail]
 
 
 class ObservationalMemory:
@@ -87,9 +133,10 @@ class ObservationalMemory:
         self._clock = clock
         self._scopes: dict[str, ScopeState] = {}
         self._others = OtherConversations(config.profile, self.tz, self.counter, config.obscure_thread_ids)
-        self._visible_memo: dict[str, tuple[Sequence[Message], tuple[Message, ...]]] = {}
-        # resource scope: per thread, the last status and what it was computed from (`status`)
-        self._status_memo: dict[str, tuple[OMRecord, list[tuple[ThreadMeta, Sequence[Message]]], Status]] = {}
+        # resource scope: per resource, its threads' unobserved tails (`_view`); per reader, the last status
+        # and the record and view it was computed from (`status`)
+        self._views: dict[str, _TailView] = {}
+        self._status_memo: dict[tuple[str, str], tuple[OMRecord, _TailView, Status]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.errors: list[BaseException] = []  # background failures (logged; a turn never raises them)
         self.rejections: deque[Rejection] = deque(maxlen=REJECTIONS_KEPT)  # refused outputs, newest last
@@ -266,54 +313,58 @@ class ObservationalMemory:
         return wrap_observation_group(text, messages) if self.config.retrieval.enabled and text.strip() else text
 
     def status(self, rec: OMRecord, thread_id: str) -> Status:
+        """Pending work of `rec`'s scope as seen from `thread_id`. Resource scope: kept per reader and reused
+        while the record and the storage's unobserved tails are the same objects; otherwise rebuilt from each
+        thread's tail, which is itself rebuilt only for the threads written since (its tokens summed on from
+        the tail it extends). The returned status is read-only (its sequences are a tuple and a read-only
+        mapping) and may be shared by later calls."""
         cfg = self.config
-        others: dict[str, Sequence[Message]] = {}
         if cfg.scope == "thread":
             skip = set(rec.observed_message_ids)
-            unobserved = [m for m in self.storage.list_messages(rec.resource_id, thread_id, after=rec.last_observed_at)
-                          if m.id not in skip and m.role != "system"]
-        else:
-            # one (cached) read: only the threads with unobserved messages, however long the history
-            tails = self.storage.list_unobserved(rec.resource_id)
-            hit = self._status_memo.get(thread_id)
-            # the same record and the same (thread, tail) entries, object for object (a storage with a read
-            # cache hands back its unchanged entries; records and messages are frozen): the same status, as
-            # the step checks of one turn ask it several times between writes
-            if hit is not None and hit[0] is rec and len(hit[1]) == len(tails) and \
-                    all(a is b for a, b in zip(hit[1], tails)):
-                st = hit[2]
-                return replace(st, unobserved=list(st.unobserved), others=dict(st.others))
-            unobserved = []
-            for meta, stored in tails:
-                msgs = self._visible(meta.thread_id, stored)
-                if meta.thread_id == thread_id:
-                    unobserved = list(msgs)
-                elif msgs:
-                    others[meta.thread_id] = msgs
+            unobserved = tuple(m for m in self.storage.list_messages(rec.resource_id, thread_id,
+                                                                     after=rec.last_observed_at)
+                               if m.id not in skip and m.role != "system")
+            return self._make_status(rec, thread_id, unobserved, self.tokens.total(unobserved), {}, "", 0)
+        # one (cached) read: only the threads with unobserved messages, however long the history
+        view = self._view(rec.resource_id, self.storage.list_unobserved(rec.resource_id))
+        key = (rec.resource_id, thread_id)
+        hit = self._status_memo.get(key)
+        if hit is not None and hit[0] is rec and hit[1] is view:
+            return hit[2]
+        own = view.threads.get(thread_id)
         # newest thread first, as Mastra lists them (listThreads' default order, createdAt DESC; 1.1.0 and 1.31.0)
-        other_text, other_tokens = self._others.block(rec.resource_id, thread_id, dict(reversed(others.items())))
-        pending = self.tokens.total(unobserved) + other_tokens
-        threshold = dynamic_threshold(cfg.observation.message_tokens, cfg.reflection.observation_tokens,
-                                      rec.observation_token_count, cfg.share_token_budget)
-        st = Status(rec, thread_id, unobserved, others, other_text, pending, threshold)
-        if cfg.scope != "thread":
-            if len(self._status_memo) >= VISIBLE_MEMO_THREADS:
-                self._status_memo.clear()
-            self._status_memo[thread_id] = (rec, list(tails), replace(st, unobserved=list(unobserved),
-                                                                      others=dict(others)))
+        others = {t.thread_id: t.msgs for t in reversed(view.order) if t.msgs and t.thread_id != thread_id}
+        other_text, other_tokens = self._others.block(rec.resource_id, thread_id, others)
+        unobserved = own.msgs if own is not None else ()
+        st = self._make_status(rec, thread_id, unobserved, own.total() if own is not None else 0,
+                               MappingProxyType(others), other_text, other_tokens)
+        if len(self._status_memo) >= VISIBLE_MEMO_THREADS:
+            self._status_memo.clear()
+        self._status_memo[key] = (rec, view, st)
         return st
 
-    def _visible(self, thread_id: str, stored: Sequence[Message]) -> tuple[Message, ...]:
-        """The stored unobserved messages without system ones, the same tuple while storage hands back the same
-        (unchanged) sequence, so the OTHER-conversations memo recognises it by identity."""
-        hit = self._visible_memo.get(thread_id)
-        if hit is not None and hit[0] is stored:
-            return hit[1]
-        msgs = tuple(m for m in stored if m.role != "system")
-        if len(self._visible_memo) >= VISIBLE_MEMO_THREADS:
-            self._visible_memo.clear()
-        self._visible_memo[thread_id] = (stored, msgs)
-        return msgs
+    def _make_status(self, rec: OMRecord, thread_id: str, unobserved: tuple[Message, ...], own_tokens: int,
+                     others: Mapping[str, Sequence[Message]], other_text: str, other_tokens: int) -> Status:
+        cfg = self.config
+        threshold = dynamic_threshold(cfg.observation.message_tokens, cfg.reflection.observation_tokens,
+                                      rec.observation_token_count, cfg.share_token_budget)
+        return Status(rec, thread_id, unobserved, others, other_text, own_tokens + other_tokens, threshold)
+
+    def _view(self, resource_id: str, entries: list[tuple[ThreadMeta, Sequence[Message]]]) -> _TailView:
+        """The resource's unobserved tails as status uses them: the same view while storage hands back the same
+        entries (object for object), else a new one that keeps every unchanged thread's tail."""
+        view = self._views.get(resource_id)
+        if view is not None and len(view.entries) == len(entries) and all(map(is_, view.entries, entries)):
+            return view
+        old = view.threads if view is not None else {}
+        threads: dict[str, _Tail] = {}
+        for e in entries:
+            prev = old.get(e[0].thread_id)
+            threads[e[0].thread_id] = prev if prev is not None and prev.entry is e else _Tail.of(e, prev, self.tokens)
+        if len(self._views) >= VISIBLE_MEMO_THREADS:
+            self._views.clear()
+        view = self._views[resource_id] = _TailView(list(entries), threads, list(threads.values()))
+        return view
 
     # ---- turn internals ----------------------------------------------------------------------------
     def _store_pending(self, key: str, resource_id: str, thread_id: str, now: datetime) -> None:
@@ -390,8 +441,8 @@ class ObservationalMemory:
                            thread_id=thread_id, created_at=now, updated_at=now)
         st = self.status(rec, thread_id)
         meta = self.storage.get_thread(thread_id)
-        seen = {m.id for m in st.unobserved}
-        raw = [m for m in tail if m.id not in seen] + st.unobserved + list(extra)
+        seen = {m.id for m in st.unobserved} if tail else set()
+        raw = [*(m for m in tail if m.id not in seen), *st.unobserved, *extra]
         if system:  # this call's system messages, just before its other new messages
             at = next((i for i, m in enumerate(raw) if first_new and m.id in first_new), len(raw))
             raw[at:at] = system

@@ -11,10 +11,12 @@ echo of the prompt because it starts like one of its examples.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Callable, Iterable
 
 MIN_LINE_CHARS = 16  # shorter lines (after normalisation) are not judged: "Thanks!", "Date: ..." headers
 SHINGLE_WORDS = 8  # reproduced_share: runs of this many words
+LINE_MEMO = 1 << 16  # normalised lines remembered (the prompt's instructions recur in every guard check)
 
 _LEAD = re.compile(r"^(?:[#*•>]+\s*|-\s+)+")
 _EMPHASIS = re.compile(r"\*\*|__")
@@ -23,8 +25,10 @@ _DATE_LINE = re.compile(r"^date:\s")
 _WORD = re.compile(r"\w+")
 
 
+@lru_cache(maxsize=LINE_MEMO)
 def normalize_line(line: str) -> str:
-    """A line as the overlap measures compare it (see the module docstring)."""
+    """A line as the overlap measures compare it (see the module docstring). Memoised per line: the guards
+    normalise the same prompt text and the same history lines at every check."""
     return " ".join(_LEAD.sub("", _EMPHASIS.sub("", line.strip())).lower().split())
 
 
@@ -52,8 +56,9 @@ def verbatim_line_share(text: str, reference: str, *, whole_line: Callable[[str]
     total = sum(len(line) for line in lines)
     if not total:
         return 0.0
-    ref = normalize_text(reference)
-    whole = {normalize_line(line) for line in reference.split("\n")} if whole_line else set()
+    ref_lines = [normalize_line(line) for line in reference.split("\n")]  # once for both look-ups
+    ref = " ".join(n for n in ref_lines if n)  # normalize_text(reference)
+    whole = set(ref_lines) if whole_line else set()
 
     def found(line: str) -> bool:
         return line in whole if whole_line is not None and whole_line(line) else line in ref
@@ -71,7 +76,8 @@ def _shingles(text: str, k: int) -> set[tuple[str, ...]]:
     out: set[tuple[str, ...]] = set()
     for line in text.split("\n"):
         words = words_of(line)
-        out.update(tuple(words[i : i + k]) for i in range(len(words) - k + 1))
+        if len(words) >= k:  # every run of k words: zip of the word list shifted 0..k-1 times
+            out.update(zip(*(words[i:] for i in range(k))))
     return out
 
 

@@ -248,7 +248,7 @@ async def reflect(
     if profile == "m11":  # one attempt; one retry with the compression guidance unless under target
         first = await attempt(0)
         best = None if first.reason else first
-        if best is None or counter.count_string(best.out.observations) >= target_tokens:
+        if best is None or counter.count_by_lines(best.out.observations) >= target_tokens:
             retry = await attempt(1)
             if not retry.reason:
                 best = retry
@@ -263,7 +263,7 @@ async def reflect(
         if a.reason:
             continue  # a refused rewrite (empty, looping...) would erase memory: compress harder instead
         last_good = a
-        if counter.count_string(a.out.observations) < target_tokens:
+        if counter.count_by_lines(a.out.observations) < target_tokens:
             break
     return _commit(last_good, counter, target_tokens, levels, looped, rejected)
 
@@ -275,7 +275,7 @@ def _commit(a: _Attempt | None, counter: TokenCounter, target: int, levels: list
         raise EmptyReflectionError(
             f"Reflector produced no usable observations at levels {levels} (last refusal: {reason}); "
             "refusing to commit an empty reflection", reason=reason)
-    tokens = counter.count_string(a.out.observations)
+    tokens = counter.count_by_lines(a.out.observations)
     return ReflectionResult(
         text=a.out.observations,
         tokens=tokens,

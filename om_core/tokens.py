@@ -10,6 +10,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import threading
 import unicodedata
 from bisect import bisect_left
@@ -46,6 +47,12 @@ _ROLE_GLUE = {
     "o200k_base": frozenset({"Ll", "Lm", "Lo", "Mn", "Mc", "Me"}),
     "cl100k_base": frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me"}),
 }
+
+
+# Where encode_by_lines cuts a text: after every newline followed by a character that is neither whitespace nor "/"
+# (the regex's \s is str.isspace's set: checked over every code point). The match ends at the cut, so the newline
+# stays with the piece before; the pattern starts with a literal, which the regex engine searches for fast.
+_LINE_CUT = re.compile(r"\n(?=[^\s/])")
 
 
 def _ensure_offline_bpe_dir() -> None:
@@ -145,31 +152,33 @@ class TokenCounter:
             if hit is not None and keep_pieces and self.encoding_name in NEWLINE_SPLIT_ENCODINGS:
                 self._keep_pieces(self._pieces(text), hit)
             return hit if hit is not None else self.encode(text)
-        pieces = self._pieces(text)
-        memo = self._lines
         out: list[int] = []
-        for piece in pieces:
-            ids = memo.get(piece)
-            if ids is None:
-                ids = tuple(self._enc.encode(piece, disallowed_special=()))
-                if len(memo) >= self._max_lines:
-                    for old in list(memo)[: len(memo) // 2]:
-                        del memo[old]
-                memo[piece] = ids
-            out.extend(ids)
+        for piece in self._pieces(text):
+            out.extend(self._piece_ids(piece))
         return self._remember(text, tuple(out))
+
+    def _piece_ids(self, piece: str) -> tuple[int, ...]:
+        """The ids of one line piece, from the piece memo (first in, first out past its bound)."""
+        memo = self._lines
+        ids = memo.get(piece)
+        if ids is None:
+            ids = tuple(self._enc.encode(piece, disallowed_special=()))
+            if len(memo) >= self._max_lines:
+                for old in list(memo)[: len(memo) // 2]:
+                    del memo[old]
+            memo[piece] = ids
+        return ids
 
     @staticmethod
     def _pieces(text: str) -> list[str]:
         """encode_by_lines' pieces: `text` cut after every newline followed by neither whitespace nor "/"."""
         pieces: list[str] = []
-        run: list[str] = []
-        for line in text.split("\n"):
-            if run and line and not line[0].isspace() and line[0] != "/":
-                pieces.append("\n".join(run) + "\n")
-                run = []
-            run.append(line)
-        pieces.append("\n".join(run))
+        start = 0
+        for m in _LINE_CUT.finditer(text):
+            end = m.end()
+            pieces.append(text[start:end])
+            start = end
+        pieces.append(text[start:])
         return pieces
 
     def _keep_pieces(self, pieces: list[str], ids: tuple[int, ...]) -> None:
@@ -210,6 +219,32 @@ class TokenCounter:
                 return hit
             ids = self._ids.get(text)  # already encoded for a prompt: never tokenise the same text twice
         n = len(ids) if ids is not None else len(self._enc.encode(text, disallowed_special=()))
+        self._remember_count(text, n)
+        return n
+
+    def count_by_lines(self, text: str, keep_ids: bool = True) -> int:
+        """count_string(text), exactly, through encode_by_lines: for a long text that shares most of its lines
+        with texts tokenised before (an observation log that grew, an Observer's formatted history inside its
+        request), only the line pieces not seen before are tokenised. Memoised as count_string's count.
+        keep_ids=False: only the pieces' ids are memoised, not the whole text's (a part of a larger text that
+        is rendered, and so tokenised by lines, as a whole)."""
+        if not text:
+            return 0
+        with self._lock:
+            hit = self._memo.get(text)
+            if hit is not None:
+                self._memo.move_to_end(text)
+                return hit
+        if keep_ids or self.encoding_name not in NEWLINE_SPLIT_ENCODINGS:
+            n = len(self.encode_by_lines(text))
+        else:
+            with self._lock:
+                whole = self._ids.get(text)
+            n = len(whole) if whole is not None else sum(len(self._piece_ids(p)) for p in self._pieces(text))
+        self._remember_count(text, n)
+        return n
+
+    def _remember_count(self, text: str, n: int) -> None:
         with self._lock:
             if text not in self._memo:
                 self._memo_chars += len(text)
@@ -217,7 +252,6 @@ class TokenCounter:
             while self._memo and (len(self._memo) > self._max or self._memo_chars > self._max_chars):
                 old, _ = self._memo.popitem(last=False)
                 self._memo_chars -= len(old)
-        return n
 
     def count_joined(self, parts: Sequence[str]) -> int:
         """Tokens of `"".join(parts)`, exactly, counting (and memoising) each part on its own where the encoding
@@ -291,7 +325,9 @@ class TokenCounter:
         rounded half up (`Math.round`). `count_message` is 1.1.0's rule (role and payload encoded together, not
         rounded per message)."""
         if isinstance(content, str):
-            total = self.count_string(role) + self.count_string(content) + MESSAGE_OVERHEAD
+            # the content's ids memoised (encode): the prompt rendering that carries the message needs them, so
+            # the message is tokenised once, not counted here and tokenised again there
+            total = self.count_string(role) + (len(self.encode(content)) if content else 0) + MESSAGE_OVERHEAD
         else:
             payload = json.dumps(content, ensure_ascii=False, default=str)
             total = self.count_string(role) + max(0, self.count_string(payload) - JSON_PAYLOAD_DISCOUNT) + MESSAGE_OVERHEAD

@@ -188,7 +188,7 @@ async def observe_thread(om: EngineContext, st: Status, meta: ThreadMeta | None,
     # the boundary carries the newest message time of the observations after it, as Mastra stamps it
     merged, _ = join_observations(rec.active_observations, text, newest.created_at, cfg.profile)
     # the whole merged text is counted, as Mastra does (BPE merges across the join make a sum drift)
-    tokens = om.counter.count_string(merged) if merged != rec.active_observations else rec.observation_token_count
+    tokens = om.counter.count_by_lines(merged) if merged != rec.active_observations else rec.observation_token_count
     metas = []
     if meta is not None:
         metas.append(replace(meta, current_task=out.current_task, suggested_response=out.suggested_response,

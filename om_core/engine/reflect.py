@@ -136,7 +136,7 @@ async def _sync_reflect(om: EngineContext, rec: OMRecord, now: datetime, events:
         state.refused_reflection = digest
         return rec
     text = _finish_text(om, result.text, rec.active_observations)
-    tokens = result.tokens if text == result.text else om.counter.count_string(text)
+    tokens = result.tokens if text == result.text else om.counter.count_by_lines(text)
     new = om.storage.create_reflection_generation(rec.id, reflection=text, token_count=tokens, now=now)
     if new is None:
         return om.storage.get_record(rec.lookup_key) or rec
@@ -192,6 +192,6 @@ async def _background(om: EngineContext, rec: OMRecord, text: str, count: int, s
     if result is None:
         return
     out = _finish_text(om, result.text, text)
-    tokens = result.tokens if out == result.text else om.counter.count_string(out)
+    tokens = result.tokens if out == result.text else om.counter.count_by_lines(out)
     om.storage.update_buffered_reflection(rec.id, reflection=out, token_count=tokens, input_tokens=slice_tokens,
                                           line_count=count, now=om.now(now))

@@ -90,7 +90,7 @@ async def observe_resource(om: EngineContext, st: Status, now: datetime, events:
     if not observed:
         return []
     merged = merge_thread_sections(existing, sections, boundaries)
-    tokens = om.counter.count_string(merged)
+    tokens = om.counter.count_by_lines(merged)
     observed_ids = [m.id for t in observed for m in pending[t]]
     new = om.storage.update_active_observations(
         rec.id, observations=merged, token_count=tokens, last_observed_at=newest_all, now=now,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
-from typing import Any, Coroutine, Iterable, Iterator, Literal, Protocol, Sequence
+from typing import Any, Coroutine, Iterable, Iterator, Literal, Mapping, Protocol, Sequence
 
 from om_core.config import OMConfig
 from om_core.llm import ChatModel
@@ -95,8 +95,8 @@ class Status:
 
     record: OMRecord
     thread_id: str
-    unobserved: list[Message]  # the current thread's unobserved messages, oldest first
-    others: dict[str, Sequence[Message]]  # resource scope: other threads' unobserved messages (read-only)
+    unobserved: Sequence[Message]  # the current thread's unobserved messages, oldest first (read-only)
+    others: Mapping[str, Sequence[Message]]  # resource scope: other threads' unobserved messages (read-only)
     other_text: str  # the OTHER-conversations block shown to the Actor ("" when none)
     pending: int  # unobserved tokens of this thread plus the OTHER block
     threshold: int  # observation threshold in force (dynamic with a shared token budget)

@@ -7,6 +7,8 @@ import re
 from collections import Counter
 from datetime import timedelta
 
+import pytest
+
 from om_core.config import OMConfig, ObservationConfig, ReflectionConfig
 from om_core.testing import ScriptedObserver, ScriptedReflector, synthetic_turns
 from om_core.memory import ObservationalMemory
@@ -91,8 +93,10 @@ async def test_status_follows_every_write_between_two_checks(tmp_path):
     rec = om.record("person-1", "a")
     first = om.status(rec, "a")
     assert [m.id for m in first.unobserved] == ["u0"] and not first.others
-    first.unobserved.append(Message("x", "user", "not stored", at))
-    first.others["zz"] = ()
+    with pytest.raises((AttributeError, TypeError)):  # read-only: a caller cannot change what is shared
+        first.unobserved.append(Message("x", "user", "not stored", at))  # type: ignore[attr-defined]
+    with pytest.raises(TypeError):
+        first.others["zz"] = ()  # type: ignore[index]
     again = om.status(rec, "a")
     assert [m.id for m in again.unobserved] == ["u0"] and not again.others and again.pending == first.pending
 

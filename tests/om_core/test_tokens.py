@@ -190,3 +190,66 @@ def test_keep_pieces_memoises_the_pieces_of_a_text_encoded_whole_exactly() -> No
     c.encode(message)
     c.encode_by_lines(message, keep_pieces=True)
     assert {"Step 1: water it\n", "Step 2: wait\n"} <= set(c._lines)
+
+
+def test_line_pieces_cut_where_the_line_rule_says() -> None:
+    """_pieces (a regex split) cuts exactly after each newline followed by neither whitespace (str.isspace, any
+    Unicode space) nor "/": the same pieces as the line-by-line rule it replaced."""
+    import random
+
+    def by_lines(text: str) -> list[str]:
+        pieces: list[str] = []
+        run: list[str] = []
+        for line in text.split("\n"):
+            if run and line and not line[0].isspace() and line[0] != "/":
+                pieces.append("\n".join(run) + "\n")
+                run = []
+            run.append(line)
+        pieces.append("\n".join(run))
+        return pieces
+
+    chars = ["a", "B", " ", "\n", "\n", "/", "\t", "\r", "\u00a0", "\u2028", "\u3000", "\x1c", "\x85", "<", "é"]
+    rng = random.Random(5)
+    for _ in range(20000):
+        t = "".join(rng.choice(chars) for _ in range(rng.randint(0, 24)))
+        assert TokenCounter._pieces(t) == by_lines(t), repr(t)
+
+
+def test_count_by_lines_is_exact_and_tokenises_only_new_lines(monkeypatch) -> None:
+    """count_by_lines equals tiktoken's count (random texts, both encodings); a log that grew by a line
+    tokenises only that line's piece."""
+    import random
+
+    chars = list("aAzZ09 \t'’\"([{-_.,!?🔴é中<>/*") + ["\n"] * 6 + ["\r\n", "\n\n", "\n/", "\n ", "\n<", "\n*"]
+    for enc in ("o200k_base", "cl100k_base"):
+        c = TokenCounter(enc)
+        rng = random.Random(3)
+        for _ in range(3000):
+            t = "".join(rng.choice(chars) for _ in range(rng.randint(0, 50)))
+            assert c.count_by_lines(t) == len(c._enc.encode(t, disallowed_special=()))
+            assert c.count_string(t) == len(c._enc.encode(t, disallowed_special=()))
+    c = TokenCounter()
+    log = "".join(f"* 🔴 (10:{i:02d}) User bought {i} bikes in Lisbon\n" for i in range(40))
+    assert c.count_by_lines(log) == len(c._enc.encode(log))
+    calls = 0
+    real = c._enc.encode
+
+    def counting(*a, **k):
+        nonlocal calls
+        calls += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(c._enc, "encode", counting)
+    grown = log + "* 🟡 (11:00) User sold a bike\n"
+    assert c.count_by_lines(grown) == len(real(grown))
+    assert calls == 1
+
+
+def test_m31_message_count_keeps_the_contents_ids_for_the_prompt_rendering() -> None:
+    """count_message_split (1.31.0's rule: role and content apart) memoises the content's ids, so the prompt
+    that carries the message finds them instead of tokenising the content again; the count is unchanged."""
+    c = TokenCounter()
+    content = "I went to the farmers' market in Lisbon last Saturday and bought three kinds of tomatoes."
+    n = c.count_message_split("user", content)
+    assert n == round(len(c._enc.encode("user")) + len(c._enc.encode(content)) + MESSAGE_OVERHEAD)
+    assert c.has_encoded(content)
