@@ -51,8 +51,18 @@ def _token_bytes(encoding: str) -> np.ndarray:
     if table is None:
         enc = get_encoding(encoding)
         table = np.zeros(enc.max_token_value + 1, dtype=np.int64)
-        for piece, rank in enc._mergeable_ranks.items():
-            table[rank] = len(piece)
+        ranks = getattr(enc, "_mergeable_ranks", None)  # tiktoken's own table: 5x faster than asking per id
+        if isinstance(ranks, dict):
+            for piece, rank in ranks.items():
+                table[rank] = len(piece)
+        else:  # a tiktoken without it: the public per-id call (same table, checked in the test)
+            special = {enc.encode_single_token(s) for s in enc.special_tokens_set}
+            for i in range(enc.n_vocab):
+                if i not in special:
+                    try:
+                        table[i] = len(enc.decode_single_token_bytes(i))
+                    except KeyError:  # an unused id
+                        pass
         _TOKEN_BYTES[encoding] = table
     return table
 

@@ -68,3 +68,34 @@ def test_a_text_that_is_not_the_messages_json_is_tokenised_whole() -> None:
     msgs = [("user", "I moved to Lisbon last spring and I like it there a lot. " * 3)]
     other = json_content_text(msgs).replace("Lisbon", "Porto")
     assert json_content_ids(other, msgs, counter) == counter.encode(other)
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_the_token_byte_table_is_the_same_without_tiktokens_private_ranks(encoding: str) -> None:
+    """json_ids reads tiktoken's private `_mergeable_ranks` when it has one; without it (another tiktoken), the
+    public per-id call must build the same table."""
+    import numpy as np
+
+    from bench.strategies import json_ids
+
+    json_ids._TOKEN_BYTES.pop(encoding, None)
+    fast = json_ids._token_bytes(encoding).copy()
+
+    class Public:  # the encoding without its private table
+        def __init__(self, enc):
+            self._enc = enc
+
+        def __getattr__(self, name):
+            if name == "_mergeable_ranks":
+                raise AttributeError(name)
+            return getattr(self._enc, name)
+
+    real = json_ids.get_encoding
+    json_ids._TOKEN_BYTES.pop(encoding, None)
+    json_ids.get_encoding = lambda name: Public(real(name))  # type: ignore[assignment]
+    try:
+        slow = json_ids._token_bytes(encoding)
+    finally:
+        json_ids.get_encoding = real  # type: ignore[assignment]
+        json_ids._TOKEN_BYTES.pop(encoding, None)
+    assert np.array_equal(fast, slow) and fast.sum() > 0
