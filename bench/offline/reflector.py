@@ -10,8 +10,8 @@ and lines are told apart by om_core's markers, so a change of om_core's prompts 
 
 from __future__ import annotations
 
+import functools
 import math
-
 import re
 from dataclasses import dataclass
 
@@ -51,6 +51,7 @@ RULES = {
     3: LevelRule(140, 0, True, "all", False, 0.7),
     4: LevelRule(100, 0, True, "all", True, 0.6),
 }
+NEAR_DUP_MIN = min(r.near_dup for r in RULES.values())  # the loosest near-duplicate share of any level
 
 
 def observations_to_reflect(user_text: str) -> str:
@@ -84,18 +85,33 @@ def _signature(line: str) -> str:
     return observation_text(line.strip(), arrow=False).lower()
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _line_words(line: str) -> tuple[str, frozenset[str]]:
+    """(`_signature`, its content words) of one observation line. Memoised: a log reflected again is mostly the
+    lines earlier reflections kept, so at M scale (a reflection every few observations) `analyse` would redo
+    the same word work for most of its lines at every reflection."""
+    sig = _signature(line)
+    return sig, frozenset(content_words(sig))
+
+
 def _truncate(line: str, max_chars: int) -> str:
     return line if len(line) <= max_chars else line[: max_chars - 2].rstrip() + " …"
 
 
-def _repeated_later(words: set[str], later_sets: list[set[str]], postings: dict[str, list[int]], share: float) -> bool:
+def _needed(share: float, n: int) -> int:
+    """The fewest of n words a later line must hold to hold at least `share` of them (by the rule's division)."""
+    needed = max(0, math.ceil(share * n) - 1)
+    while needed / n < share:
+        needed += 1
+    return needed
+
+
+def _repeated_later(words: frozenset[str], later_sets: list[frozenset[str]], postings: dict[str, list[int]], share: float) -> bool:
     """Whether some later line (`later_sets`) holds at least `share` of `words`. Such a line must hold one of
     the len(words) - needed + 1 rarest words (else it holds fewer than `needed`), so only the lines in those
     words' postings are checked: a pairwise check made long logs quadratic."""
     n = len(words)
-    needed = max(0, math.ceil(share * n) - 1)
-    while needed / n < share:  # the least overlap that passes, by the same division as the rule
-        needed += 1
+    needed = _needed(share, n)  # the least overlap that passes, by the same division as the rule
     if needed == 0:
         return bool(later_sets)  # every later line qualifies, even one sharing nothing
     if needed > n:
@@ -114,7 +130,14 @@ class LogAnalysis:
     kinds: list[str]
     obs_idx: list[int]  # the observation lines (red, red_q, yellow, green, other), oldest first
     dup: frozenset[int]  # observation lines repeated exactly by a later one
-    newest_first: list[tuple[int, set[str]]]  # (line index, content words) of the others, newest first
+    newest_first: list[tuple[int, frozenset[str]]]  # (line index, content words) of the others, newest first
+
+    @functools.cached_property
+    def overlaps(self) -> dict[int, tuple[int, int]]:
+        """line index -> (most content words it shares with one later line, its number of content words), for
+        the lines that could share NEAR_DUP_MIN of their words with a later one (`best_overlaps`); computed
+        at the first level that has a near-duplicate rule."""
+        return best_overlaps(self.newest_first, NEAR_DUP_MIN)
 
 
 def analyse(lines: list[str]) -> LogAnalysis:
@@ -122,15 +145,39 @@ def analyse(lines: list[str]) -> LogAnalysis:
     obs_idx = [i for i, k in enumerate(kinds) if k in ("red", "red_q", "yellow", "green", "other")]
     seen: set[str] = set()
     dup: set[int] = set()
-    newest_first: list[tuple[int, set[str]]] = []
+    newest_first: list[tuple[int, frozenset[str]]] = []
     for i in reversed(obs_idx):
-        sig = _signature(lines[i])
+        sig, words = _line_words(lines[i])
         if sig in seen:
             dup.add(i)
             continue
         seen.add(sig)
-        newest_first.append((i, set(content_words(sig))))
+        newest_first.append((i, words))
     return LogAnalysis(kinds, obs_idx, frozenset(dup), newest_first)
+
+
+def best_overlaps(newest_first: list[tuple[int, frozenset[str]]], share: float) -> dict[int, tuple[int, int]]:
+    """For each line of `newest_first` (newest first: (line index, content words)) that some later line might
+    hold `share` of: (the most of its words one later line holds, its number of words). A line a later one
+    holds at least `share` of must hold one of the n - needed + 1 rarest words (as in `_repeated_later`), so
+    only the lines in those words' postings are compared; a line left out, or whose best is below needed, has
+    no later line holding `share` of it. Exact for every share >= `share` (needed grows with the share), so one
+    pass serves every level's near-duplicate rule: each level asks best >= _needed(its share, n). A pass per
+    level cost 3-4 passes per reflection at M scale, where late reflections climb levels."""
+    out: dict[int, tuple[int, int]] = {}
+    later_sets: list[frozenset[str]] = []  # content words of the later lines seen so far
+    postings: dict[str, list[int]] = {}  # word -> the later lines (index into later_sets) holding it
+    for i, words in newest_first:
+        if words and later_sets:
+            n = len(words)
+            rare = sorted(words, key=lambda w: len(postings.get(w, ())))[: n - _needed(share, n) + 1]
+            candidates = {j for w in rare for j in postings.get(w, ())}
+            if candidates:
+                out[i] = (max(len(words & later_sets[j]) for j in candidates), n)
+        for w in words:
+            postings.setdefault(w, []).append(len(later_sets))
+        later_sets.append(words)
+    return out
 
 
 def reflect_lines(lines: list[str], level: int, analysis: LogAnalysis | None = None) -> list[str]:
@@ -142,15 +189,8 @@ def reflect_lines(lines: list[str], level: int, analysis: LogAnalysis | None = N
     older_cut = obs_idx[len(obs_idx) // 2] if obs_idx else 0
     # superseded: an earlier line whose content words are mostly repeated by a later line
     superseded: set[int] = set()
-    later_sets: list[set[str]] = []  # content words of the later lines seen so far
-    postings: dict[str, list[int]] = {}  # word -> the later lines (index into later_sets) holding it
     if rule.near_dup <= 1:
-        for i, words in a.newest_first:
-            if words and _repeated_later(words, later_sets, postings, rule.near_dup):
-                superseded.add(i)
-            for w in words:
-                postings.setdefault(w, []).append(len(later_sets))
-            later_sets.append(words)
+        superseded = {i for i, (best, n) in a.overlaps.items() if best >= _needed(rule.near_dup, n)}
     out: list[str] = []
     parent_kept = False
     subs = 0

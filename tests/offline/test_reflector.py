@@ -55,3 +55,26 @@ def test_log_tokens_are_counted_exactly() -> None:
     for _ in range(300):
         text = format_observer_output("\n".join(_random_log(rng)))
         assert _tokens(text) == len(default_counter().encode(text))
+
+
+def test_one_overlap_pass_gives_every_levels_near_duplicates() -> None:
+    """`best_overlaps`, computed once at the loosest share, answers every level's near-duplicate rule as the
+    pairwise definition does: a line is superseded when one later line holds at least the level's share of its
+    content words."""
+    from bench.offline.reflector import RULES, _needed, analyse
+
+    rng = random.Random(13)
+    vocab = [f"w{i}" for i in range(25)]
+    for _ in range(300):
+        lines = [f"* 🟡 (11:{rng.randint(10, 59)}) " + " ".join(rng.sample(vocab, rng.randint(1, 9)))
+                 for _ in range(rng.randint(0, 40))] + _random_log(rng)
+        rng.shuffle(lines)
+        a = analyse(lines)
+        for rule in RULES.values():
+            if rule.near_dup > 1:
+                continue
+            pairwise = {i for k, (i, words) in enumerate(a.newest_first)
+                        if words and any(len(words & later) / len(words) >= rule.near_dup
+                                         for _, later in a.newest_first[:k])}
+            got = {i for i, (best, n) in a.overlaps.items() if best >= _needed(rule.near_dup, n)}
+            assert got == pairwise
