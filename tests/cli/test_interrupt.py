@@ -28,8 +28,10 @@ def _env() -> dict[str, str]:
 
 @pytest.mark.slow
 def test_ctrl_c_prints_one_line_and_the_same_command_resumes(tmp_path) -> None:
+    # SIGINT at its default in the child: a suite started in the background (nohup, `&` in a script) passes
+    # SIGINT ignored to its children, and Python then never raises KeyboardInterrupt
     proc = subprocess.Popen(_cmd(tmp_path), cwd=ROOT, env=_env(), stderr=subprocess.PIPE, stdout=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen: list[str] = []
     deadline = time.monotonic() + 300
     assert proc.stderr is not None and proc.stdout is not None
