@@ -209,14 +209,21 @@ class TokenCounter:
         with self._lock:
             return text in self._ids
 
-    def count_string(self, text: str) -> int:
-        if not text:
-            return 0
+    def _counted(self, text: str) -> int | None:
+        """The memoised count of `text` (marked recently used), or None."""
         with self._lock:
             hit = self._memo.get(text)
             if hit is not None:
                 self._memo.move_to_end(text)
-                return hit
+            return hit
+
+    def count_string(self, text: str) -> int:
+        if not text:
+            return 0
+        hit = self._counted(text)
+        if hit is not None:
+            return hit
+        with self._lock:
             ids = self._ids.get(text)  # already encoded for a prompt: never tokenise the same text twice
         n = len(ids) if ids is not None else len(self._enc.encode(text, disallowed_special=()))
         self._remember_count(text, n)
@@ -230,11 +237,9 @@ class TokenCounter:
         is rendered, and so tokenised by lines, as a whole)."""
         if not text:
             return 0
-        with self._lock:
-            hit = self._memo.get(text)
-            if hit is not None:
-                self._memo.move_to_end(text)
-                return hit
+        hit = self._counted(text)
+        if hit is not None:
+            return hit
         if keep_ids or self.encoding_name not in NEWLINE_SPLIT_ENCODINGS:
             n = len(self.encode_by_lines(text))
         else:

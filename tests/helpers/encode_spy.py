@@ -15,3 +15,16 @@ class EncodeSpy:
     def encode(self, text: str, **kw: Any) -> list[int]:
         self.texts.append(text)
         return self.enc.encode(text, **kw)
+
+
+def spy_encode(monkeypatch: Any, enc: Any) -> list[str]:
+    """Patch `enc.encode` (a TokenCounter's `_enc`) to record each text it encodes; returns the list it fills."""
+    texts: list[str] = []
+    real = enc.encode
+
+    def encode(text: str, *a: Any, **kw: Any) -> list[int]:
+        texts.append(text)
+        return real(text, *a, **kw)
+
+    monkeypatch.setattr(enc, "encode", encode)
+    return texts

@@ -5,6 +5,7 @@ import pytest
 
 from om_core.tokens import CONVERSATION_OVERHEAD, JSON_PAYLOAD_DISCOUNT, MESSAGE_OVERHEAD, TokenCounter
 from om_core.types import Message, ToolCall
+from tests.helpers.encode_spy import spy_encode
 
 C = TokenCounter()
 T = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -56,20 +57,12 @@ def test_truncate():
 
 def test_memoised_by_content(monkeypatch):
     counter = TokenCounter()
-    calls = 0
-    real = counter._enc.encode
-
-    def counting(*a, **k):
-        nonlocal calls
-        calls += 1
-        return real(*a, **k)
-
-    monkeypatch.setattr(counter._enc, "encode", counting)
+    encoded = spy_encode(monkeypatch, counter._enc)
     history = [Message(str(i), "user", f"message number {i}", T) for i in range(50)]
     counter.count_messages(history)
-    first = calls
+    first = len(encoded)
     counter.count_messages(history + [Message("x", "user", "one more", T)])
-    assert first == 50 and calls == 51  # only the new message is tokenised
+    assert first == 50 and len(encoded) == 51  # only the new message is tokenised
 
 
 def test_memos_are_bounded_by_characters_and_stay_exact() -> None:
@@ -109,18 +102,11 @@ def test_count_joined_counts_changed_parts_only_and_matches_real_sessions(monkey
     blocks = [f'<other-conversation id="t{i}">\n' + "\n".join(f"{t.role}: {t.content}" for t in s.turns)
               + "\n</other-conversation>\n\n" for i, s in enumerate(inst.sessions[:12])]
     assert c.count_joined(blocks) == len(c._enc.encode("".join(blocks), disallowed_special=()))
-    calls = 0
     real = c._enc.encode
-
-    def counting(*a, **k):
-        nonlocal calls
-        calls += 1
-        return real(*a, **k)
-
-    monkeypatch.setattr(c._enc, "encode", counting)
+    encoded = spy_encode(monkeypatch, c._enc)
     grown = [*blocks[1:], "<other-conversation id=\"new\">\nuser: hello\n</other-conversation>"]
     assert c.count_joined(grown) == len(real("".join(grown), disallowed_special=()))
-    assert calls == 1  # only the new part; the eleven others were memoised
+    assert len(encoded) == 1  # only the new part; the eleven others were memoised
 
 
 def test_message_count_adds_role_and_content_only_where_the_encoding_splits_them() -> None:
@@ -231,18 +217,11 @@ def test_count_by_lines_is_exact_and_tokenises_only_new_lines(monkeypatch) -> No
     c = TokenCounter()
     log = "".join(f"* 🔴 (10:{i:02d}) User bought {i} bikes in Lisbon\n" for i in range(40))
     assert c.count_by_lines(log) == len(c._enc.encode(log))
-    calls = 0
     real = c._enc.encode
-
-    def counting(*a, **k):
-        nonlocal calls
-        calls += 1
-        return real(*a, **k)
-
-    monkeypatch.setattr(c._enc, "encode", counting)
+    encoded = spy_encode(monkeypatch, c._enc)
     grown = log + "* 🟡 (11:00) User sold a bike\n"
     assert c.count_by_lines(grown) == len(real(grown))
-    assert calls == 1
+    assert len(encoded) == 1
 
 
 def test_m31_message_count_keeps_the_contents_ids_for_the_prompt_rendering() -> None:
