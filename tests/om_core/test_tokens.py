@@ -136,14 +136,10 @@ def test_message_count_adds_role_and_content_only_where_the_encoding_splits_them
 def test_encode_by_lines_equals_encode_and_reuses_pieces() -> None:
     """encode_by_lines gives tiktoken's ids exactly (newlines before spaces, "/", "<", quotes, CRLF, blank lines),
     and a block whose parts moved tokenises only its new pieces."""
-    import random
 
-    chars = list("aAzZ09 \t'’\"([{-_.,!?🔴é中<>/*") + ["\n"] * 6 + ["\r\n", "\n\n", "\n/", "\n ", "\n<", "\n*", "\n'"]
     for enc in ("o200k_base", "cl100k_base"):
         c = TokenCounter(enc)
-        rng = random.Random(7)
-        for _ in range(5000):
-            t = "".join(rng.choice(chars) for _ in range(rng.randint(0, 40)))
+        for t in _line_texts(seed=7, n=5000, longest=40, extra=("\n'",)):
             assert c.encode_by_lines(t) == tuple(c._enc.encode(t, disallowed_special=()))
     c = TokenCounter()
     parts = [f'<other-conversation id="c{i}">\n**User:** bought {i} bikes\n</other-conversation>\n' for i in range(50)]
@@ -204,14 +200,10 @@ def test_line_pieces_cut_where_the_line_rule_says() -> None:
 def test_count_by_lines_is_exact_and_tokenises_only_new_lines(monkeypatch) -> None:
     """count_by_lines equals tiktoken's count (random texts, both encodings); a log that grew by a line
     tokenises only that line's piece."""
-    import random
 
-    chars = list("aAzZ09 \t'’\"([{-_.,!?🔴é中<>/*") + ["\n"] * 6 + ["\r\n", "\n\n", "\n/", "\n ", "\n<", "\n*"]
     for enc in ("o200k_base", "cl100k_base"):
         c = TokenCounter(enc)
-        rng = random.Random(3)
-        for _ in range(3000):
-            t = "".join(rng.choice(chars) for _ in range(rng.randint(0, 50)))
+        for t in _line_texts(seed=3, n=3000, longest=50):
             assert c.count_by_lines(t) == len(c._enc.encode(t, disallowed_special=()))
             assert c.count_string(t) == len(c._enc.encode(t, disallowed_special=()))
     c = TokenCounter()
@@ -232,3 +224,14 @@ def test_m31_message_count_keeps_the_contents_ids_for_the_prompt_rendering() -> 
     n = c.count_message_split("user", content)
     assert n == round(len(c._enc.encode("user")) + len(c._enc.encode(content)) + MESSAGE_OVERHEAD)
     assert c.has_encoded(content)
+
+
+def _line_texts(seed: int, n: int, longest: int, extra: tuple[str, ...] = ()) -> list[str]:
+    """`n` random short texts built to hit the line-split rules: newlines before spaces, "/", "<", "*",
+    CRLF, letters, digits, punctuation, emoji, CJK (seeded)."""
+    import random
+
+    chars = list("aAzZ09 \t'’\"([{-_.,!?🔴é中<>/*") + ["\n"] * 6 + ["\r\n", "\n\n", "\n/", "\n ", "\n<", "\n*",
+                                                                    *extra]
+    rng = random.Random(seed)
+    return ["".join(rng.choice(chars) for _ in range(rng.randint(0, longest))) for _ in range(n)]
