@@ -85,13 +85,11 @@ def run_job(cfg: Any) -> list[RunOutcome]:
         outcomes = asyncio.run(_run(job, raw, multirun, job_dir, tally))
     except KeyboardInterrupt:
         # a sweep job and a question shard write shard files, merged into the results file only at the end
-        where = (f"this sweep job's shard files in {job_dir / 'shards'} (merged into {root.output.db} when the "
-                 "sweep ends)" if multirun and job_dir is not None
-                 else f"the shard files in {shard_folder(root)}" if root.dataset.shard else root.output.db)
-        raise Interrupted(tally.interrupted_line(where)) from None
+        where = _stored_in(root, multirun, job_dir)
+        raise Interrupted(tally.interrupted_line(
+            where if where == root.output.db else f"the shard files in {where}")) from None
     except StorageFailure as exc:  # one line: what failed, what is stored, what to do
-        where = (str(job_dir / "shards") if multirun and job_dir is not None
-                 else str(shard_folder(root)) if root.dataset.shard else root.output.db)
+        where = _stored_in(root, multirun, job_dir)
         raise exc.with_safe(tally.stored_clause(where)) from None
     nothing = tally.nothing_answered(outcomes)
     if nothing:
@@ -216,6 +214,12 @@ def shard_folder(root: RootCfg) -> Path:
     i, n = parse_shard(str(root.dataset.shard))
     return Path(root.output.dir) / "shards" / f"part-{i}-of-{n}"
 
+def _stored_in(root: RootCfg, multirun: bool, job_dir: Path | None) -> str:
+    """Where this job's finished questions are written (`open_sink`): a sweep job's or a question shard's shard
+    folder, else the results file."""
+    if multirun and job_dir is not None:
+        return str(job_dir / "shards")
+    return str(shard_folder(root)) if root.dataset.shard else root.output.db
 
 
 def _audit_skipped(root: RootCfg, multirun: bool) -> str | None:
