@@ -316,12 +316,24 @@ def data_source(d: Any) -> str:
     return str(d.split)
 
 
+def _load_with_status(job: Job, source: str, data_dir: str | None) -> Dataset:
+    """The benchmark's load, with a spinner on a terminal's stderr: reading and hashing M (2.6 GB) takes minutes
+    and would otherwise show nothing (as `ombench data check` does)."""
+    from rich.console import Console
+
+    err = Console(stderr=True)
+    if not err.is_terminal:
+        return job.benchmark.load(source, data_dir)
+    with err.status(f"loading and validating {source} ..."):
+        return job.benchmark.load(source, data_dir)
+
+
 def load_data(job: Job | RootCfg) -> Dataset:
     """The configured split of the job's benchmark and its subset; prints one warning when the subset loses
     question types and one note when the file's dates are not in the official format."""
     job = job if isinstance(job, Job) else assemble(job)
     d = job.cfg.dataset
-    ds = job.benchmark.load(data_source(d), d.data_dir)
+    ds = _load_with_status(job, data_source(d), d.data_dir)
     ds.benchmark = d.benchmark  # as configured (a registered name or a module:attr path): it resolves again
     for note in ds.format_notes:
         print(f"ombench: note: {note}", file=sys.stderr)

@@ -57,3 +57,20 @@ def test_a_run_builds_the_engine_config_and_the_judge_templates_once(tmp_path, m
     run_job(compose_cfg(tmp_path, "experiment=quick", "run_strategies=[om]", "dataset.limit=3", "output.report=false",
                         "run.progress=off"))
     assert built == {"om": 1, "templates": 1}
+
+
+def test_loading_shows_a_spinner_naming_the_data_on_a_terminal_only(tmp_path, monkeypatch, capfd) -> None:
+    """Reading M takes minutes: on a terminal stderr says what is loading (rich's status, cleared after);
+    piped, nothing is added to stderr."""
+    from rich.console import Console
+
+    from bench.assemble import load_data
+    from bench.config import validate
+
+    cfg = validate(compose_cfg(tmp_path, "dataset.limit=2"))
+    load_data(cfg)
+    assert "loading" not in capfd.readouterr().err
+    monkeypatch.setattr(Console, "is_terminal", property(lambda self: True))
+    ds = load_data(cfg)
+    assert len(ds) == 2
+    assert "loading and validating " in capfd.readouterr().err
