@@ -63,7 +63,7 @@ _SHOWN_SUBSET = ("dataset.stratified", "dataset.limit", "dataset.sample")  # a s
 def short_experiment(name: str, subset_n: int | None = None) -> str:
     """A sweep job's experiment name (`exp[a.b.c=1,dataset=x,dataset.stratified=60]`) with only the overrides the
     run name does not already show (`dataset=` is `@<dataset>`, a stratified/limit/sample size equal to the
-    subset is `.n<N>`), each by its last key segment unless two kept ones share it: `exp[c=1]`; `exp` when none
+    subset is `.n<N>`, `run_strategies` is `.<strategy>`), each by its last key segment unless two kept ones share it: `exp[c=1]`; `exp` when none
     is left. A name without a sweep suffix is returned as it is."""
     m = re.fullmatch(r"(.*?)\[(.*)\]", name or "")
     if not m:
@@ -72,7 +72,8 @@ def short_experiment(name: str, subset_n: int | None = None) -> str:
     for o in _split(m.group(2)):
         key, eq, value = o.partition("=")
         key = key.lstrip("+~")
-        if key == "dataset" or (key in _SHOWN_SUBSET and subset_n is not None and value == str(subset_n)):
+        # `run_strategies` picks which runs a job makes, never what one run is: its strategy is `.<strategy>`
+        if key in ("dataset", "run_strategies") or (key in _SHOWN_SUBSET and subset_n is not None and value == str(subset_n)):
             continue
         kept.append((key, f"{eq}{value}"))
     leaves = [k.rsplit(".", 1)[-1] for k, _ in kept]

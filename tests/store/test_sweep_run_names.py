@@ -15,9 +15,11 @@ LONG = ("om_threshold_sweep[dataset.stratified=60,dataset=longmemeval_s,strategi
 
 def test_short_experiment_keeps_what_the_name_does_not_say() -> None:
     assert short_experiment(LONG, 60) == "om_threshold_sweep[message_tokens=10000,observation_tokens=20000]"
-    # a size that is not the subset's, a list value, keys sharing a last segment: kept, whole where needed
+    # a size that is not the subset's, keys sharing a last segment: kept, whole where needed
     assert short_experiment("e[dataset.limit=5,run_strategies=[om,rag],a.x=1,b.x=2,+c.y=3]", 60) == \
-        "e[limit=5,run_strategies=[om,rag],a.x=1,b.x=2,y=3]"
+        "e[limit=5,a.x=1,b.x=2,y=3]"
+    # which strategies a job runs is not part of any one run (its strategy is `.om`): `run_strategies=_om_` is gone
+    assert short_experiment("e[run_strategies=[om],m.message_tokens=1]") == "e[message_tokens=1]"
     assert short_experiment("e[dataset=longmemeval_s]") == "e"
     assert short_experiment("quick") == "quick"
     new = new_run_name("om-abc", LONG, "om", "longmemeval_s", 60)
