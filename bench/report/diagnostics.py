@@ -19,6 +19,8 @@ from typing import Any
 
 import pandas as pd
 
+from bench.store.reader import is_missing
+
 OUTCOMES = ("clean", "fallback", "rejected", "truncated")
 ROLES = ("observer", "reflector")
 UNUSABLE_REFUSED_SHARE = 0.5  # more than this share of outputs refused: memory is probably unusable
@@ -83,7 +85,7 @@ class MemoryDiagnostics:
 
 
 def _int(v: Any) -> int:
-    return 0 if v is None or (isinstance(v, float) and v != v) or v is pd.NA else int(v)
+    return 0 if is_missing(v) else int(v)
 
 
 def add_rows(d: MemoryDiagnostics, rows: pd.DataFrame) -> MemoryDiagnostics:

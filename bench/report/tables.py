@@ -13,6 +13,7 @@ from bench.registry import Registry
 from bench.evaluate.metrics import Acc, judge_agreement, paired_compare, self_consistency
 from bench.report.data import ReportData
 from bench.report.labels import details
+from bench.store.reader import is_missing
 
 Block = tuple[Any, ...]
 
@@ -24,7 +25,7 @@ def pct(a: Acc, note: str = "") -> str:
 
 
 def _num(v: Any) -> float | None:
-    return None if v is None or (isinstance(v, float) and v != v) or v is pd.NA else float(v)
+    return None if is_missing(v) else float(v)
 
 
 def headline(d: ReportData) -> list[Block]:

@@ -75,7 +75,7 @@ class Results:
         df = self._df("SELECT * FROM runs WHERE run_key = ?", [run_key])
         if df.empty:
             return None
-        r: dict[str, Any] = {str(k): (None if _isna(v) else v) for k, v in df.iloc[0].to_dict().items()}
+        r: dict[str, Any] = {str(k): (None if is_missing(v) else v) for k, v in df.iloc[0].to_dict().items()}
         for k in ("config", "package_versions", "extra"):
             r[k] = json.loads(r[k]) if r[k] else {}
         r["n_questions_planned"] = None if r["n_questions_planned"] is None else int(r["n_questions_planned"])
@@ -322,5 +322,14 @@ def _where(**eq: Any) -> tuple[str, list[Any]]:
     return "WHERE " + " AND ".join(f"{k} = ?" for k, _ in used), [v for _, v in used]
 
 
-def _isna(v: Any) -> bool:
-    return v is None or (isinstance(v, float) and v != v) or v is pd.NaT
+def is_missing(v: Any) -> bool:
+    """A cell read back from a results file that holds nothing: None, NaN, pandas' NA or NaT (a column with no
+    value, such as no second judge, or one added after the row was written). Scalars only."""
+    if v is None or v is pd.NA or v is pd.NaT:
+        return True
+    if isinstance(v, float):  # numpy's float64 too
+        return v != v
+    if isinstance(v, (str, bytes, int, list, tuple, dict)):  # a value, even when it holds NaN
+        return False
+    got = pd.isna(v)  # numpy scalars (a float32 NaN, a datetime64 NaT); an array is a value
+    return bool(got) if getattr(got, "ndim", 0) == 0 else False

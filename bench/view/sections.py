@@ -12,6 +12,7 @@ import pandas as pd
 
 from bench.registry import Registry
 from bench.store.contract import MemoryRow
+from bench.store.reader import is_missing
 from bench.view.svg import Marks, Series, line_chart
 
 
@@ -66,24 +67,19 @@ class Section:
     context: dict[str, Any] = field(default_factory=dict)
 
 
-def _missing(value: Any) -> bool:
-    """None, NaN or pandas' NA (a column with no value: no second judge, an older table's added column)."""
-    return value is None or bool(pd.isna(value))
-
-
 def _text_or_empty(value: Any) -> str:
-    return "" if _missing(value) else str(value)
+    return "" if is_missing(value) else str(value)
 
 
 def _verdict(v: Any) -> str:
-    return "unjudged" if _missing(v) else ("correct" if bool(v) else "wrong")
+    return "unjudged" if is_missing(v) else ("correct" if bool(v) else "wrong")
 
 
 def question(q: QuestionData) -> Section:
     s = q.sample
     return Section("question", "Question and verdict", "question.html", {
         "s": s, "verdict": _verdict(s.get("label")), "strict": _verdict(s.get("label_strict")),
-        "second": None if _missing(s.get("label_second")) else _verdict(s.get("label_second")),
+        "second": None if is_missing(s.get("label_second")) else _verdict(s.get("label_second")),
     })
 
 
@@ -124,10 +120,10 @@ def tries(q: QuestionData) -> Section | None:
         return None
     rows = [{"idx": int(t.try_idx), "hypothesis": _text_or_empty(t.hypothesis), "verdict": _verdict(t.label),
              "raw": _text_or_empty(t.judge_raw), "error": _text_or_empty(t.error),
-             "second": None if _missing(t.label_second) else _verdict(t.label_second),
+             "second": None if is_missing(t.label_second) else _verdict(t.label_second),
              "second_raw": _text_or_empty(t.judge_second_raw)} for t in q.tries.itertuples()]
     first = q.sample.get("label")
-    counted = None if _missing(first) else bool(first) or any(r["verdict"] == "correct" for r in rows)
+    counted = None if is_missing(first) else bool(first) or any(r["verdict"] == "correct" for r in rows)
     return Section("tries", f"Retries of the wrong answer ({len(rows)})", "tries.html", {
         "tries": rows, "with_retries": _verdict(counted), "second": any(r["second"] for r in rows)})
 
