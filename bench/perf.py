@@ -43,6 +43,11 @@ if TYPE_CHECKING:
 
 PERF_EXPERIMENT = "experiment=perf"
 
+# `--clock cpu`: the process's CPU seconds instead of wall seconds, for a machine whose cores other jobs share
+# (wall time then measures the neighbours); both sides of a comparison must use the same clock
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
+_now: Callable[[], float] = time.perf_counter
+
 
 @dataclass
 class StrategyStats:
@@ -76,6 +81,7 @@ class PerfReport:
     profile_text: str = ""
     setup: str = ""  # the config replayed with, in one line
     scaling_text: str = ""  # bench.scaling's table, when asked for
+    clock: str = "wall"  # a key of CLOCKS: every seconds figure is of this clock
 
     @property
     def ratio(self) -> float:
@@ -85,6 +91,7 @@ class PerfReport:
         lines = [
             *([self.setup] if self.setup else []),
             f"questions: {self.questions}   haystack tokens (o200k): {self.haystack_tokens:,}",
+            *(["clock: CPU seconds of this process (--clock cpu), not wall time"] if self.clock == "cpu" else []),
             f"tokenise every haystack once: {self.baseline_s:.2f} s",
             f"replay (all strategies x profiles, question prompt included): {self.replay_s:.2f} s"
             f"   (untimed warm-up of the gateway: {self.warm_up_s:.2f} s)",
@@ -153,7 +160,7 @@ def tokenise_baseline(instances: Sequence[Instance], encoding: str = "o200k_base
     """Seconds to tokenise every turn of every haystack once (no memo), and each haystack's tokens."""
     enc = get_encoding(encoding)
     enc.encode("warm up")
-    t0 = time.perf_counter()
+    t0 = _now()
     sizes = []
     for inst in instances:
         n = 0
@@ -161,7 +168,7 @@ def tokenise_baseline(instances: Sequence[Instance], encoding: str = "o200k_base
             for t in s.turns:
                 n += len(enc.encode(t.content, disallowed_special=()))
         sizes.append(n)
-    return time.perf_counter() - t0, sizes
+    return _now() - t0, sizes
 
 
 def perf_config(overrides: Sequence[str] = ()) -> RootCfg:
@@ -222,14 +229,14 @@ def _accumulate(st: StrategyStats, res: Ingestion) -> None:
 
 async def warm_up(gateway: Gateway) -> float:
     """One call per memory role, untimed by the replay: the first call imports litellm (seconds, once)."""
-    t0 = time.perf_counter()
+    t0 = _now()
     with collect_calls():  # discarded
         for role in sorted(MEMORY_ROLES):
             if role is Role.EMBEDDER:
                 await gateway.embed(["warm up"], role=role)
             else:
                 await gateway.model(role).complete([{"role": "user", "content": "warm up"}])
-    return time.perf_counter() - t0
+    return _now() - t0
 
 
 async def run_perf(
@@ -254,12 +261,12 @@ async def run_perf(
         gc.collect()
         gc.freeze()
     stats = {spec.name: StrategyStats() for spec in specs}
-    t_start = time.perf_counter()
+    t_start = _now()
     for i, inst in enumerate(instances):
         for spec in specs:
             st = stats[spec.name]
             prof = profs.setdefault(spec.name, cProfile.Profile()) if profs is not None else None
-            t0 = time.perf_counter()
+            t0 = _now()
             if prof:
                 prof.enable()
             try:
@@ -267,17 +274,17 @@ async def run_perf(
             except Exception as exc:  # as in the runner: one question's failure is recorded, not fatal
                 if prof:
                     prof.disable()
-                st.seconds += time.perf_counter() - t0
+                st.seconds += _now() - t0
                 st.failed.append(f"{inst.question_id}: {type(exc).__name__}: {exc}")
                 continue
             if prof:
                 prof.disable()
-            took = time.perf_counter() - t0
+            took = _now() - t0
             st.seconds += took
             if sizes is not None:
                 st.per_question.append((sizes[i], took))
             _accumulate(st, res)
-    return stats, time.perf_counter() - t_start, warm_s
+    return stats, _now() - t_start, warm_s
 
 
 def rss_bytes() -> int:
@@ -407,12 +414,17 @@ def measure(
     overrides: Sequence[str] = (),
     cpu_profile: int = 0,
     scaling: Sequence[float] = (),
+    clock: str = "wall",
 ) -> PerfReport:
     """Baseline, then the replay (optionally under cProfile, printing the top `cpu_profile` entries).
 
     The config is `cfg`, or `perf_config(overrides)`; `strategies` (configured names) and `profiles` replace
     its run_strategies and cachesim.profiles when given. With `scaling` factors every question is replayed at
-    each factor of its haystack size instead (bench.scaling) and the report adds the scaling table."""
+    each factor of its haystack size instead (bench.scaling) and the report adds the scaling table. `clock`
+    ("wall" or "cpu", CLOCKS) times every figure; raises ConfigError for another."""
+    global _now
+    if clock not in CLOCKS:
+        raise ConfigError(f"clock {clock!r}: choose one of {', '.join(CLOCKS)}")
     from bench.scaling import render_scaling, scaled_instances
 
     factors = list(scaling)
@@ -428,12 +440,14 @@ def measure(
     # replay walks all of them (measured: a large share of the replay). The runner can do the same.
     gc.collect()
     gc.freeze()
+    _now = CLOCKS[clock]
     try:
         baseline, sizes = tokenise_baseline(instances)
         profs: dict[str, cProfile.Profile] | None = {} if cpu_profile else None
         stats, replay_s, warm_s = asyncio.run(run_perf(instances, cfg, profs, sizes))
     finally:
         gc.unfreeze()
+        _now = time.perf_counter
     text = ""
     if profs:
         buf = io.StringIO()
@@ -453,6 +467,7 @@ def measure(
         if factors else ""
     return PerfReport(
         scaling_text=scaling_text,
+        clock=clock,
         questions=len(instances),
         haystack_tokens=sum(sizes),
         baseline_s=baseline,

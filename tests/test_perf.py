@@ -64,3 +64,30 @@ def test_cli_rejects_bad_scaling_factors(capsys):
     assert main(["perf", "--data", "synthetic:n_per_type=1", "--scaling", "1,x"]) == 2
     assert "--scaling" in capsys.readouterr().err
     assert main(["perf", "--data", "synthetic:n_per_type=1", "--scaling", "0,1"]) == 2
+
+
+def test_the_cpu_clock_leaves_out_time_the_process_spends_waiting(monkeypatch):
+    """`--clock cpu` times with the process's CPU seconds: a replay that waits 0.3 s per question (as on cores
+    other jobs hold) counts the wait on the wall clock only; an unknown clock is a one-line error."""
+    import asyncio
+
+    import pytest
+
+    import bench.perf as perf
+    from bench.errors import ConfigError
+
+    real = perf.replay_one
+
+    async def waiting(*args, **kw):
+        await asyncio.sleep(0.3)
+        return await real(*args, **kw)
+
+    monkeypatch.setattr(perf, "replay_one", waiting)
+    ds = load_dataset("synthetic:2")
+    wall = measure(ds.instances[:1], strategies=("oracle",), profiles=("openai",))
+    cpu = measure(ds.instances[:1], strategies=("oracle",), profiles=("openai",), clock="cpu")
+    assert wall.strategies["oracle"].seconds >= 0.3 > cpu.strategies["oracle"].seconds
+    assert "clock: CPU seconds" in cpu.render() and "clock:" not in wall.render()
+    assert perf._now is perf.time.perf_counter  # restored after the measurement
+    with pytest.raises(ConfigError, match="clock 'gpu'"):
+        measure(ds.instances[:1], strategies=("oracle",), clock="gpu")

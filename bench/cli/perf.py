@@ -26,6 +26,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--scaling", default=None, metavar="FACTORS",
                    help="replay every question at these multiples of its haystack size (e.g. 0.25,0.5,1,2,4: a prefix "
                         "of its sessions below 1, sessions of the next questions added above) and fit how time grows")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="time with wall seconds (default) or this process's CPU seconds (on cores other jobs share)")
     p.add_argument("--cprofile", type=int, default=0, metavar="N", help="run under cProfile and print the top N entries")
     p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
                    help="Hydra overrides of the config replayed with (default experiment=perf), as for `ombench run`")
@@ -55,7 +57,8 @@ def _run(args: argparse.Namespace) -> int:
     factors = [] if args.scaling is None else _factors(args.scaling)
     ds = load_dataset(args.data, args.data_dir)
     instances = ds.instances[: args.limit] if args.limit else ds.instances
-    report = measure(instances, strategies, profiles, cfg=cfg, cpu_profile=args.cprofile, scaling=factors)
+    report = measure(instances, strategies, profiles, cfg=cfg, cpu_profile=args.cprofile, scaling=factors,
+                     clock=args.clock)
     print(f"dataset: {ds.name} ({len(instances)} of {len(ds)} questions"
           + (f", each at {len(factors)} sizes" if factors else "") + "); offline engine, not an LLM")
     print(report.render())
