@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import cProfile
 import dataclasses
-import gc
 import io
 import pstats
 import resource
@@ -33,6 +32,7 @@ from bench.errors import ConfigError
 from bench.ingest import Ingestion, ingest_question
 from bench.assemble import assemble
 from bench.records import collect_calls
+from bench.replay_gc import refreeze, replay_gc
 from bench.roles import MEMORY_ROLES, Role
 from bench.strategies import StrategySpec
 from om_core import TokenCounter, default_counter
@@ -255,11 +255,8 @@ async def run_perf(
     counter = default_counter()
     gateway = offline_gateway()
     warm_s = await warm_up(gateway)
-    if gc.isenabled() and gc.get_freeze_count():
-        # the warm-up imported litellm (hundreds of thousands of long-lived objects): freeze them like the
-        # dataset (measure()), or every full collection during the replay walks them again
-        gc.collect()
-        gc.freeze()
+    # the warm-up imported litellm (hundreds of thousands of long-lived objects): freeze them like the dataset
+    refreeze()
     stats = {spec.name: StrategyStats() for spec in specs}
     t_start = _now()
     for i, inst in enumerate(instances):
@@ -436,17 +433,14 @@ def measure(
     if profiles is not None:
         cfg = dataclasses.replace(cfg, cachesim=dataclasses.replace(cfg.cachesim, profiles=list(profiles)))
     rss_loaded = rss_bytes()
-    # The loaded dataset is millions of long-lived objects; without this every gen-2 collection during the
-    # replay walks all of them (measured: a large share of the replay). The runner can do the same.
-    gc.collect()
-    gc.freeze()
+    # the loaded dataset is millions of long-lived objects: frozen, as the runner does (bench.replay_gc)
     _now = CLOCKS[clock]
     try:
-        baseline, sizes = tokenise_baseline(instances)
-        profs: dict[str, cProfile.Profile] | None = {} if cpu_profile else None
-        stats, replay_s, warm_s = asyncio.run(run_perf(instances, cfg, profs, sizes))
+        with replay_gc():
+            baseline, sizes = tokenise_baseline(instances)
+            profs: dict[str, cProfile.Profile] | None = {} if cpu_profile else None
+            stats, replay_s, warm_s = asyncio.run(run_perf(instances, cfg, profs, sizes))
     finally:
-        gc.unfreeze()
         _now = time.perf_counter
     text = ""
     if profs:

@@ -14,6 +14,7 @@ from bench.secrets import guard_process, is_secret_key, secrets_in
 
 if TYPE_CHECKING:  # the runner and the store import pandas and DuckDB: loaded once the preflight has passed
     from bench.assemble import Job
+    from bench.data.dataset import Dataset
     from bench.runner.experiment import RunOutcome
     from bench.store.contract import QuestionResult, ResultSink, RunManifest
 
@@ -82,7 +83,7 @@ def run_job(cfg: Any) -> list[RunOutcome]:
         root.experiment_name = f"{root.experiment_name}[{swept}]" if swept else root.experiment_name
     tally = _Tally()
     try:
-        outcomes = asyncio.run(_run(job, raw, multirun, job_dir, tally))
+        outcomes = asyncio.run(_run(job, raw, multirun, job_dir, tally))  # the replay under bench.replay_gc
     except KeyboardInterrupt:
         # a sweep job and a question shard write shard files, merged into the results file only at the end
         where = _stored_in(root, multirun, job_dir)
@@ -237,12 +238,21 @@ def _audit_skipped(root: RootCfg, multirun: bool) -> str | None:
 
 async def _run(job: Job, raw: dict[str, Any], multirun: bool, job_dir: Path | None,
                tally: _Tally | None = None) -> list[RunOutcome]:
+    from bench.replay_gc import replay_gc
+    from bench.runner.experiment import load_data
+
+    ds = load_data(job)
+    with replay_gc():  # the loaded dataset frozen, young collections less often
+        return await _run_loaded(job, ds, raw, multirun, job_dir, tally)
+
+
+async def _run_loaded(job: Job, ds: Dataset, raw: dict[str, Any], multirun: bool, job_dir: Path | None,
+                      tally: _Tally | None) -> list[RunOutcome]:
     from bench.runner.budget import Budget
-    from bench.runner.experiment import load_data, run_strategy
+    from bench.runner.experiment import run_strategy
     from bench.runner.progress import Progress
 
     root = job.cfg
-    ds = load_data(job)
     sink = open_sink(root, multirun, job_dir)
     if tally is not None:
         sink = tally.wrap(sink)

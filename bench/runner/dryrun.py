@@ -135,7 +135,10 @@ def dry_run(job: Job, raw: dict[str, Any]) -> list[dict[str, Any]]:
         finally:
             await gw.aclose()
 
-    asyncio.run(go())
+    from bench.replay_gc import replay_gc
+
+    with replay_gc():  # the loaded dataset frozen, young collections less often
+        asyncio.run(go())
     rows_all: list[dict[str, Any]] = []
     print(f"\nDRY RUN — experiment {root.experiment_name}: {n_total} questions of {ds_full.name} ({ds_full.split}); "
           f"replayed {len(ds)} with the offline engine (not an LLM), scaled ×{scale:.2f}.")
