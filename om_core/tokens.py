@@ -217,8 +217,9 @@ class TokenCounter:
         """encode(prefix + text + suffix), exactly, from encode(text) (memoised): only the prefix with text's
         head and text's tail with the suffix are tokenised. The head ends, and the tail starts, where the
         encoding must split inside text: before a space that follows a character other than whitespace (no
-        alternative of o200k_base's or cl100k_base's pattern holds a space after a non-whitespace character, and
-        their only look-ahead, (?!\\S), sees that same space). A text without such a space, or another encoding:
+        alternative of o200k_base's or cl100k_base's pattern holds a space after a non-whitespace character;
+        their look-aheads, (?!\\S) and cl100k's \\s++$, see that same space or stop before it), so the pieces up
+        to there and from there on are the text's own. A text without such a space, or another encoding:
         encode(prefix + text + suffix)."""
         first = _space_cut(text, True) if self.encoding_name in NEWLINE_SPLIT_ENCODINGS else None
         if first is None:

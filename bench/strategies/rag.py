@@ -218,8 +218,8 @@ class RagStrategy(StrategyBase):
         key = (i, breakpoint)
         seg = self._doc_segs.get(key)
         if seg is None:
-            if self._by_lines:  # the rendering finds the document's ids, built from its messages' (see _doc_ids)
-                from bench.render import default_renderer
+            if self._by_lines and (i, not breakpoint) not in self._doc_segs:  # the rendering finds the
+                from bench.render import default_renderer  # document's ids, built from its messages' (_doc_ids)
 
                 default_renderer().remember("system", self.docs[i], self._doc_ids(i))
             seg = Segment("system", self.docs[i], f"rag:{self.p.granularity}:{i}", breakpoint, index)
