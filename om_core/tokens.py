@@ -55,6 +55,15 @@ _ROLE_GLUE = {
 _LINE_CUT = re.compile(r"\n(?=[^\s/])")
 
 
+def _space_cut(text: str, first: bool) -> int | None:
+    """The first (or last) index k > 0 of `text` with text[k] == " " and text[k - 1] not whitespace
+    (str.isspace: a superset of the pattern's \\s), or None."""
+    k = text.find(" ", 1) if first else text.rfind(" ")
+    while k > 0 and text[k - 1].isspace():
+        k = text.find(" ", k + 1) if first else text.rfind(" ", 0, k)
+    return k if k > 0 else None
+
+
 def _ensure_offline_bpe_dir() -> None:
     if os.environ.get("TIKTOKEN_CACHE_DIR"):
         return
@@ -203,6 +212,36 @@ class TokenCounter:
                         del memo[old]
                 memo[piece] = ids[start_tok : k + 1]
             start_tok = k + 1
+
+    def encode_affixed(self, prefix: str, text: str, suffix: str) -> tuple[int, ...]:
+        """encode(prefix + text + suffix), exactly, from encode(text) (memoised): only the prefix with text's
+        head and text's tail with the suffix are tokenised. The head ends, and the tail starts, where the
+        encoding must split inside text: before a space that follows a character other than whitespace (no
+        alternative of o200k_base's or cl100k_base's pattern holds a space after a non-whitespace character;
+        their look-aheads, (?!\\S) and cl100k's \\s++$, see that same space or stop before it), so the pieces up
+        to there and from there on are the text's own. A text without such a space, or another encoding:
+        encode(prefix + text + suffix)."""
+        first = _space_cut(text, True) if self.encoding_name in NEWLINE_SPLIT_ENCODINGS else None
+        if first is None:
+            return self.encode(prefix + text + suffix)
+        last = _space_cut(text, False)
+        assert last is not None
+        ids = self.encode(text)
+        head, tail = len(text[:first].encode("utf-8")), len(text[last:].encode("utf-8"))
+        token_len = self._enc.decode_single_token_bytes
+        i = n = 0
+        while n < head:
+            n += len(token_len(ids[i]))
+            i += 1
+        j, m = len(ids), 0
+        while m < tail:
+            j -= 1
+            m += len(token_len(ids[j]))
+        if n != head or m != tail:  # not token boundaries (never, by the split rule): the plain way
+            return self.encode(prefix + text + suffix)
+        enc = self._enc.encode
+        return (*enc(prefix + text[:first], disallowed_special=()), *ids[i:j],
+                *enc(text[last:] + suffix, disallowed_special=()))
 
     def has_encoded(self, text: str) -> bool:
         """Whether `encode(text)` is memoised, i.e. would be a look-up rather than a tokenisation."""

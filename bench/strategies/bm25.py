@@ -7,11 +7,10 @@ change and per-query scan of every document (measured: see bench/perf.py's repor
 
 from __future__ import annotations
 
-import heapq
 import math
-import operator
 import re
 from collections import Counter
+from itertools import compress
 from typing import Iterable, Mapping
 
 _WORD = re.compile(r"\w+")
@@ -179,5 +178,10 @@ class BM25Index:
         sc = self.scores_counts(query)
         for d in exclude:
             sc.pop(d, None)
-        # (score, -doc) pairs compare in C (no key function per document): best first, ties the older first
-        return [-d for _, d in heapq.nlargest(k, zip(sc.values(), map(operator.neg, sc)))]
+        if len(sc) > k:  # only documents scoring at least the k-th best score can rank: found in C
+            kth = sorted(sc.values(), reverse=True)[k - 1]
+            best = list(compress(sc, map(kth.__le__, sc.values())))
+        else:
+            best = list(sc)
+        best.sort(key=lambda d: (-sc[d], d))  # best first, ties the older first
+        return best[:k]

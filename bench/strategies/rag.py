@@ -25,6 +25,7 @@ from bench.roles import Role
 from bench.strategies.base import Range, ReplaySettings, StrategyBase, StrategyContext, TurnResult
 from bench.strategies.bm25 import BM25Index, term_counts, tokenize
 from bench.strategies.history import Msg, SegmentCache, question_text, system_segments, turn_msgs, user_msg
+from om_core.tokens import NEWLINE_SPLIT_ENCODINGS
 
 MEMORY_HEADER = (
     "Relevant memories from earlier conversations with this user, oldest first. Each starts with the date "
@@ -66,6 +67,7 @@ class RagStrategy(StrategyBase):
     def _reset(self) -> None:
         self.turns: list[list[Any]] = []  # committed pairs (the checkpoint state)
         self.docs: list[str] = []  # retrievable items, as shown in the prompt (date first)
+        self._doc_parts: list[tuple[str, list[Msg]]] = []  # per doc: its date line and its messages
         self._terms: list[list[str]] = []
         self._bm25 = BM25Index(self.p.k1, self.p.b)
         self._lib: Any = None  # rank_bm25 index, rebuilt lazily
@@ -82,7 +84,7 @@ class RagStrategy(StrategyBase):
         if turn.thread_id != self._label:
             self._close()
             self._label = turn.thread_id
-        user = user_msg(turn, self.ctx.line_tokens)
+        user = user_msg(turn, self.ctx.tokens)
         result = TurnResult(prompt=None)
         if user is not None:
             window = self._cur[-self.p.recent_turns :] if self.p.recent_turns else []
@@ -91,7 +93,7 @@ class RagStrategy(StrategyBase):
                 result.events.append("retrieve")
             self._last_ids = ids
             result.prompt = self._render(ids, [m for _, ms in window for m in ms], user)
-        self._commit(turn, list(turn_msgs(turn, self.ctx.line_tokens, user)))
+        self._commit(turn, list(turn_msgs(turn, self.ctx.tokens, user)))
         return result
 
     async def question_prompt(self, question: str, question_date: datetime, question_date_str: str) -> Prompt:
@@ -130,8 +132,9 @@ class RagStrategy(StrategyBase):
         self.turns.append([turn.thread_id, turn.date_str, turn.index, turn.user, turn.assistant])
         doc_id = -1
         if self.p.granularity == "round" and msgs:
+            head = f"\n[{turn.date_str}]\n"
             body = "".join(f"{m.role}: {m.text}\n" for m in msgs)
-            doc_id = self._index(f"\n[{turn.date_str}]\n{body}", (turn.thread_id, turn.index))
+            doc_id = self._index(head + body, (turn.thread_id, turn.index), head, msgs)
         self._cur.append((doc_id, msgs))
 
     def _close(self) -> None:
@@ -140,12 +143,13 @@ class RagStrategy(StrategyBase):
             msgs = [m for _, ms in self._cur for m in ms]
             if msgs:
                 body = "".join(f"{m.role}: {m.text}\n" for m in msgs)
-                date_str = self.turns[-1][1]
-                self._index(f"\n[Session of {date_str}]\n{body}", (self.turns[-1][0], None))
+                head = f"\n[Session of {self.turns[-1][1]}]\n"
+                self._index(head + body, (self.turns[-1][0], None), head, msgs)
         self._cur = []
 
-    def _index(self, doc: str, source: tuple[str, int | None]) -> int:
+    def _index(self, doc: str, source: tuple[str, int | None], head: str, msgs: list[Msg]) -> int:
         self.docs.append(doc)
+        self._doc_parts.append((head, msgs))
         self._doc_src.append(source)
         if self.p.retriever == "bm25":
             self._bm25.add_counts(term_counts(doc, self.p.stopwords))
@@ -214,11 +218,29 @@ class RagStrategy(StrategyBase):
         key = (i, breakpoint)
         seg = self._doc_segs.get(key)
         if seg is None:
-            if self._by_lines:  # the rendering then finds the document's ids: its messages' lines but the last
-                self.ctx.counter.encode_by_lines(self.docs[i])  # of each were tokenised already (line_tokens)
+            if self._by_lines and (i, not breakpoint) not in self._doc_segs:  # the rendering finds the
+                from bench.render import default_renderer  # document's ids, built from its messages' (_doc_ids)
+
+                default_renderer().remember("system", self.docs[i], self._doc_ids(i))
             seg = Segment("system", self.docs[i], f"rag:{self.p.granularity}:{i}", breakpoint, index)
             self._doc_segs[key] = seg
         return seg
+
+    def _doc_ids(self, i: int) -> tuple[int, ...]:
+        """encode(docs[i]), exactly, from its messages' ids (memoised when they were counted): the encoding
+        must split after each line "<role>: <text>\\n" (a newline, then a role's first letter), and
+        `encode_affixed` tokenises only each text's edges with the role and the newline. Other encodings, or
+        roles the split rule does not cover: the document tokenised by lines."""
+        counter = self.ctx.counter
+        head, msgs = self._doc_parts[i]
+        if counter.encoding_name not in NEWLINE_SPLIT_ENCODINGS or not head.endswith("\n") or any(
+            not m.role[:1].isalpha() for m in msgs
+        ):
+            return counter.encode_by_lines(self.docs[i])
+        ids = list(counter.encode(head))
+        for m in msgs:
+            ids.extend(counter.encode_affixed(f"{m.role}: ", m.text, "\n"))
+        return tuple(ids)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,9 @@ class EncodeSpy:
         self.texts.append(text)
         return self.enc.encode(text, **kw)
 
+    def __getattr__(self, name: str) -> Any:  # the rest of the encoding (decode_single_token_bytes, ...)
+        return getattr(self.enc, name)
+
 
 def spy_encode(monkeypatch: Any, enc: Any) -> list[str]:
     """Patch `enc.encode` (a TokenCounter's `_enc`) to record each text it encodes; returns the list it fills."""

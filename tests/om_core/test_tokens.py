@@ -235,3 +235,31 @@ def _line_texts(seed: int, n: int, longest: int, extra: tuple[str, ...] = ()) ->
                                                                     *extra]
     rng = random.Random(seed)
     return ["".join(rng.choice(chars) for _ in range(rng.randint(0, longest))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base", "p50k_base"])
+def test_encode_affixed_equals_encode_of_the_joined_text(encoding: str) -> None:
+    """encode_affixed(prefix, text, suffix) is tiktoken's ids of prefix + text + suffix (random texts with spaces
+    after and before every kind of character, Unicode spaces, marks, contractions, CRLF), and tokenises only the
+    text's edges when the text is memoised."""
+    import random
+
+    chars = list("aAzZ09  \n\t'’\"([{-_.,!?🔴éÉßΣσ中ʼ/<>*") + ["\u0301", "ǅ", "ʰ", "\u00a0", "\u3000", "\x1c", "\x85",
+                                                             "\r\n", "  ", "'s", "\u2028", " '", " 12"]
+    c = TokenCounter(encoding)
+    raw = c._enc
+    rng = random.Random(3)
+    for _ in range(20000 if encoding != "p50k_base" else 500):
+        text = "".join(rng.choice(chars) for _ in range(rng.randint(0, 16)))
+        prefix, suffix = ("".join(rng.choice(chars) for _ in range(rng.randint(0, 4))) for _ in range(2))
+        assert c.encode_affixed(prefix, text, suffix) == tuple(raw.encode(prefix + text + suffix, disallowed_special=()))
+
+
+def test_encode_affixed_tokenises_only_the_edges(monkeypatch) -> None:
+    c = TokenCounter()
+    text = "Hello there, this is a long message about qv7fish and their care.\nSecond line ends here."
+    c.encode(text)
+    encoded = spy_encode(monkeypatch, c._enc)
+    assert c.encode_affixed("user: ", text, "\n") == tuple(c._enc.encode("user: " + text + "\n"))
+    assert encoded[:2] == ["user: Hello", " here.\n"]
+    assert c.encode_affixed("x", "nospace", "\n") == tuple(c._enc.encode("xnospace\n"))  # no split: whole

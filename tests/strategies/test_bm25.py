@@ -46,3 +46,20 @@ def test_removing_twice_is_a_no_op():
     idx.remove(a)
     idx.remove(a)
     assert len(idx) == 1 and set(idx.postings) == {"y"}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_top_is_the_first_k_of_every_score_sorted_best_first_ties_older_first(seed):
+    """top_counts (the k-th best score found first, then only the documents reaching it sorted) equals the plain
+    definition: every matching document not excluded, by (score, -id) descending, the first k; with small
+    vocabularies many scores tie exactly, and rank_bm25's floor makes some negative or zero."""
+    rng = random.Random(seed)
+    idx = BM25Index()
+    for step in range(200):
+        idx.add_counts(term_counts(_doc(rng)))
+        query = term_counts(_doc(rng))
+        exclude = set(rng.sample(range(step + 1), min(step + 1, rng.randint(0, 4))))
+        sc = {d: s for d, s in idx.scores_counts(query).items() if d not in exclude}
+        for k in (1, 3, 10, 50):
+            want = [d for _, d in sorted(((s, -d) for d, s in sc.items()), reverse=True)[:k]]
+            assert idx.top_counts(query, k, exclude) == [-d for d in want]

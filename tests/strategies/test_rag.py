@@ -155,10 +155,10 @@ def test_term_counts_equal_counter_of_tokenize():
         assert a == b and list(a) == list(b)  # same counts, same order (the index's histogram order)
 
 
-async def test_a_retrieved_round_tokenises_only_its_messages_first_and_last_lines_again(monkeypatch):
-    """rag counts each message by line pieces and renders a retrieved document through the same piece memo, so
-    showing a round tokenises again only the lines its messages do not share with it: each message's first
-    (after the role) and last line (issue 30)."""
+async def test_a_retrieved_round_tokenises_only_its_messages_edges_again(monkeypatch):
+    """rag counts each message whole and builds a retrieved document's ids from its messages' ids
+    (TokenCounter.encode_affixed), handed to the renderer: showing a round tokenises again only each message's
+    first word with its role and its last word with the newline, and the prompt's tokens are tiktoken's (issue 30)."""
     from bench.render import prompt_units
     from om_core.tokens import default_counter
 
@@ -167,8 +167,8 @@ async def test_a_retrieved_round_tokenises_only_its_messages_first_and_last_line
     spy = EncodeSpy(counter._enc)
     monkeypatch.setattr(counter, "_enc", spy)
     steps = [f"Step {k}: feed the qv{k}fish at dawn" for k in range(6)]
-    view = make_view([[("user", "How do I keep qv0fish?\nThey are new."), ("assistant", "\n".join(steps))],
-                      [("user", "Remind me about qv3fish")]])
+    messages = ["How do I keep qv0fish?\nThey are new.", "\n".join(steps), "Remind me about qv3fish"]
+    view = make_view([[("user", messages[0]), ("assistant", messages[1])], [("user", messages[2])]])
     s = make_strategy("rag", {"recent_turns": 0}, make_ctx())
     results = [await s.add_turn(t) for t in build_timeline(view)]
     prompt = results[-1].prompt
@@ -176,7 +176,23 @@ async def test_a_retrieved_round_tokenises_only_its_messages_first_and_last_line
     n = sum(len(u.ids) for u in prompt_units(prompt))
     assert n == sum(len(spy.enc.encode(seg.text)) for seg in prompt.segments) + sum(
         len(u.ids) for u in prompt_units(prompt) if u.block == -1)
-    again = [t for t in spy.texts if "fish" in t]
-    for k in range(1, 5):  # the lines the message and the document share: tokenised once
-        assert again.count(steps[k] + "\n") == 1, again
-    assert "assistant: Step 0: feed the qv0fish at dawn\n" in again and "Step 5: feed the qv5fish at dawn\n" in again
+    assert [t for t in spy.texts if "fish" in t] == messages  # each message once, whole
+    for edge in ("user: How", " new.\n", "assistant: Step", " dawn\n"):
+        assert edge in spy.texts
+
+
+async def test_retrieved_documents_ids_equal_tiktoken_on_real_sessions():
+    """Every round and session document of a real S question: the ids built from its messages' ids are
+    tiktoken's ids of the document (issue 30)."""
+    from tests.helpers.strategies import s_dataset
+
+    inst = s_dataset().instances[1]
+    for granularity in ("round", "session"):
+        s = make_strategy("rag", {"granularity": granularity}, make_ctx())
+        for t in build_timeline(inst.view()):
+            await s.add_turn(t)
+        await s.question_prompt(inst.question, inst.question_date, inst.question_date_str)
+        enc = s.ctx.counter._enc
+        assert len(s.docs) > 10
+        for i, doc in enumerate(s.docs):
+            assert s._doc_ids(i) == tuple(enc.encode(doc, disallowed_special=())), i
