@@ -44,7 +44,7 @@ from bench.strategies.decay_memory import (
     forgotten,
     item_activation,
     merge_items,
-    rank_scores,
+    rank_doc_scores,
 )
 from bench.strategies.history import Msg, SegmentCache, question_text, system_segments, turn_msgs, user_msg
 
@@ -130,6 +130,9 @@ class DecayStrategy(StrategyBase):
         self._index = BM25Index(self.p.k1, self.p.b)
         self._doc_item: list[int] = []  # BM25 doc id -> item id (ids of removed documents included)
         self._item_doc: dict[int, int] = {}  # item id -> its BM25 doc id
+        # replay turn -> the ids of the items made from its messages (of removed items too): a retrieval leaves
+        # out the documents of the rounds shown raw without looking at every match's item
+        self._turn_items: dict[int, list[int]] = {}
         # term counts of the user messages queried since the last evaluation: each becomes an item soon after
         self._query_counts: dict[str, Counter[str]] = {}
         self._stale = False  # loaded from a state: build the index before the next query
@@ -216,6 +219,7 @@ class DecayStrategy(StrategyBase):
             item = MemoryItem.from_json(d)
             self.items[item.id] = item
             self._watch(item)
+            self._turn_items.setdefault(item.turn, []).append(item.id)
         self.pending = [_Pending(s, c, ds, datetime.fromisoformat(at), int(t)) for s, c, ds, at, t in state.get("pending", [])]
         self.pending_rounds = int(state.get("pending_rounds", 0))
         self.cur = [(int(t), [Msg(r, x, k, self.ctx.tokens(x)) for r, x, k in ms]) for t, ms in state.get("window", [])]
@@ -314,6 +318,7 @@ class DecayStrategy(StrategyBase):
     def _add(self, item: MemoryItem) -> None:
         self.items[item.id] = item
         self._watch(item)
+        self._turn_items.setdefault(item.turn, []).append(item.id)
         if not self._stale:
             counts = self._query_counts.pop(item.content, None) or term_counts(item.content, self.p.stopwords)
             self._item_doc[item.id] = self._index.add_counts(counts)
@@ -350,15 +355,16 @@ class DecayStrategy(StrategyBase):
         if len(self._query_counts) < MAX_QUERY_COUNTS_KEPT:
             self._query_counts[query] = counts
         scores = self._index.scores_counts(counts)
-        items, doc_item = self.items, self._doc_item
-        if exclude:
-            cands = [(item, s) for d, s in scores.items() if (item := items[doc_item[d]]).turn not in exclude]
-        else:
-            cands = [(items[doc_item[d]], s) for d, s in scores.items()]
+        item_doc = self._item_doc
+        for t in exclude:  # the documents of items from the rounds shown raw (the same as testing each match's turn)
+            for i in self._turn_items.get(t, ()):
+                d = item_doc.get(i)
+                if d is not None:
+                    scores.pop(d, None)
         # relevance: the score over the best one. BM25 gives a term found in half the items or more no weight
         # (idf <= 0): when no matching term carries any, every match is equally relevant and activation alone
         # ranks them
-        top = rank_scores(cands, now, self.knobs, self.p.top_k)
+        top = rank_doc_scores(scores, self.items, self._doc_item, now, self.knobs, self.p.top_k)
         for item in top:
             item.access_count += 1
             item.last_accessed_at = now

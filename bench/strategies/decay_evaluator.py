@@ -128,9 +128,25 @@ def evaluator_request(items: Iterable[tuple[int, str, str, str]]) -> list[dict[s
     return [{"role": "system", "content": EVALUATOR_SYSTEM}, {"role": "user", "content": EVALUATOR_REQUEST + body}]
 
 
+_MEMORY_HEAD = re.compile(r'<memory id="(\d+)" source="(\w+)" date="([^"]*)">\n')  # _MEMORY up to its content
+_MEMORY_END = "\n</memory>"
+
+
 def items_from_request(text: str) -> list[tuple[int, str, str]]:
-    """The (id, source, content) of every memory in an evaluator request's text (inverse of evaluator_request)."""
-    return [(int(m.group(1)), m.group(2), m.group(4)) for m in _MEMORY.finditer(text)]
+    """The (id, source, content) of every memory in an evaluator request's text (inverse of evaluator_request):
+    _MEMORY's matches. Its lazy content ends at the first `_MEMORY_END` after the head, found with str.find
+    (the regex tries the end at every character); a head with no end after it has none after a later head either,
+    so the matches stop there."""
+    out = []
+    search, find, pos = _MEMORY_HEAD.search, text.find, 0
+    while (m := search(text, pos)) is not None:
+        start = m.end()
+        end = find(_MEMORY_END, start)
+        if end < 0:
+            break
+        out.append((int(m.group(1)), m.group(2), text[start:end]))
+        pos = end + len(_MEMORY_END)
+    return out
 
 
 def render_scores(scores: dict[int, Scores]) -> str:

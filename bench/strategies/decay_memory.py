@@ -17,8 +17,8 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
-from operator import itemgetter
-from typing import Any, Iterable, Literal
+from operator import attrgetter, itemgetter
+from typing import Any, Iterable, Literal, Mapping, Sequence
 
 Source = Literal["user", "assistant", "consolidated"]
 
@@ -143,22 +143,24 @@ def consolidation_groups(items: Iterable[MemoryItem], group_size: int, max_group
     items (specific early observations are what the seed folds into general knowledge)."""
     if group_size < 2 or max_groups < 1:
         return []
-    pool = sorted((i for i in items if i.source != "consolidated"), key=lambda i: (i.created_at, i.id))
-    taken: set[int] = set()
+    pool = sorted((i for i in items if i.source != "consolidated"), key=attrgetter("created_at", "id"))
+    # each entity's items in pool order, built once: taking a group removes its items from their entities' lists
+    # (what a rebuild from the items not taken would give)
+    by_entity: dict[str, list[MemoryItem]] = defaultdict(list)
+    for item in pool:
+        for e in dict.fromkeys(item.entities):
+            by_entity[e].append(item)
     groups: list[list[MemoryItem]] = []
     while len(groups) < max_groups:
-        by_entity: dict[str, list[MemoryItem]] = defaultdict(list)
-        for item in pool:
-            if item.id not in taken:
-                for e in dict.fromkeys(item.entities):
-                    by_entity[e].append(item)
         ready = [(len(v), e) for e, v in by_entity.items() if len(v) >= group_size]
         if not ready:
             break
         _, entity = min(ready, key=lambda ne: (-ne[0], ne[1]))
         group = by_entity[entity][:group_size]
-        taken.update(i.id for i in group)
         groups.append(group)
+        taken = {i.id for i in group}
+        for e in {e for i in group for e in i.entities}:
+            by_entity[e] = [i for i in by_entity[e] if i.id not in taken]
     return groups
 
 
@@ -191,6 +193,19 @@ def rank_scores(scored: list[tuple[MemoryItem, float]], now: datetime, knobs: De
     if best > 0:
         return _top(((item, max(0.0, s) / best) for item, s in by_score), now, knobs, k)
     return _top(((item, 1.0) for item, _ in by_score), now, knobs, k)
+
+
+def rank_doc_scores(scores: Mapping[int, float], items: Mapping[int, MemoryItem], doc_item: Sequence[int],
+                    now: datetime, knobs: DecayKnobs, k: int) -> list[MemoryItem]:
+    """rank_scores() of [(items[doc_item[d]], s) for d, s in scores.items()] (raw scores per document id, e.g.
+    BM25's), looking up only the items rank visits: a query matches hundreds of items and rank visits about k."""
+    if not scores:
+        return []
+    best = max(scores.values())
+    by_score = sorted(scores.items(), key=itemgetter(1), reverse=True)  # stable: as rank_scores' sort
+    if best > 0:
+        return _top(((items[doc_item[d]], max(0.0, s) / best) for d, s in by_score), now, knobs, k)
+    return _top(((items[doc_item[d]], 1.0) for d, _ in by_score), now, knobs, k)
 
 
 def rank(scored: Iterable[tuple[MemoryItem, float]], now: datetime, knobs: DecayKnobs, k: int) -> list[MemoryItem]:

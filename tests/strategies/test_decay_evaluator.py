@@ -61,3 +61,21 @@ def test_rule_scores_of_non_ascii_text_match_cues_as_a_case_blind_search_does():
     # names: a capital after a lower-case word or a comma and a space; not at a sentence start, not after quotes
     s = rule_scores('Then Mia met Ben Li, Ann and Jo. Later "Zed Zone" came, Q', "user")
     assert s.entities == ["zed zone", "mia", "ben li", "ann", "jo"]
+
+
+def test_items_from_request_are_the_memory_patterns_matches():
+    import random
+
+    from bench.strategies.decay_evaluator import _MEMORY, evaluator_request, items_from_request
+
+    rng = random.Random(30)
+    parts = ['<memory id="7" source="user" date="2023/05/20 (Sat) 02:21">\n', '<memory id="12" source="assistant" date="">\n',
+             '<memory id="x" source="user" date="d">\n', '<memory id="3" source="user" date="d">', "\n</memory>",
+             "</memory>", "\n", "\n\n", "text", " é ", "\u0663", '"', "<memory", "\n</memory", ">"]
+    for _ in range(3000):
+        text = "".join(rng.choices(parts, k=rng.randint(0, 14)))
+        assert items_from_request(text) == [(int(m.group(1)), m.group(2), m.group(4)) for m in _MEMORY.finditer(text)]
+    # a request's own text: every memory back, contents holding newlines and tags included
+    items = [(1, "user", "a\n</memory>b"), (2, "assistant", ""), (3, "user", "x\n\ny")]
+    text = evaluator_request([(i, s, "d", c) for i, s, c in items])[1]["content"]
+    assert items_from_request(text) == [(int(m.group(1)), m.group(2), m.group(4)) for m in _MEMORY.finditer(text)]

@@ -138,3 +138,54 @@ def test_rank_from_raw_scores_is_rank_of_the_score_over_the_best(k):
         best = max((s for _, s in scored), default=0.0)
         relevance = [(it, max(0.0, s) / best if best > 0 else 1.0) for it, s in scored]
         assert rank_scores(scored, T0, DecayKnobs(), k) == rank(relevance, T0, DecayKnobs(), k)
+
+
+@pytest.mark.parametrize("k", [1, 3, 10])
+def test_rank_from_doc_scores_is_rank_scores_of_the_items(k):
+    import random
+
+    from bench.strategies.decay_memory import rank_doc_scores, rank_scores
+
+    rng = random.Random(100 + k)
+    for _ in range(200):
+        items = {i: item(i, rng.choice([0, 1, 5, 30]), rng.random(), rng.random(), rng.choice([0, 2])) for i in range(40)}
+        doc_item = rng.sample(range(40), 40)  # document id -> item id, not in item order
+        pool = [rng.uniform(-2, 9), 3.0, 1.5, -0.5, 0.0] if rng.random() < 0.8 else [-1.0, -0.25, 0.0]
+        docs = [d for d in rng.sample(range(40), 40) if rng.random() < 0.7]  # the matches in any order
+        scores = {d: rng.choice(pool) for d in docs}
+        plain = rank_scores([(items[doc_item[d]], s) for d, s in scores.items()], T0, DecayKnobs(), k)
+        assert rank_doc_scores(scores, items, doc_item, T0, DecayKnobs(), k) == plain
+
+
+def _groups_rebuilt_each_pass(items, group_size, max_groups):
+    """consolidation_groups by its plain definition: each pass regroups the items not taken yet."""
+    from collections import defaultdict
+
+    pool = sorted((i for i in items if i.source != "consolidated"), key=lambda i: (i.created_at, i.id))
+    taken, groups = set(), []
+    while len(groups) < max_groups:
+        by_entity = defaultdict(list)
+        for it in pool:
+            if it.id not in taken:
+                for e in dict.fromkeys(it.entities):
+                    by_entity[e].append(it)
+        ready = [(len(v), e) for e, v in by_entity.items() if len(v) >= group_size]
+        if not ready:
+            break
+        _, entity = min(ready, key=lambda ne: (-ne[0], ne[1]))
+        group = by_entity[entity][:group_size]
+        taken.update(i.id for i in group)
+        groups.append(group)
+    return groups
+
+
+def test_consolidation_groups_match_a_regrouping_per_pass():
+    import random
+
+    rng = random.Random(7)
+    names = ["ann", "bob", "cat", "dog", "eve", "fox"]
+    for _ in range(300):
+        items = [item(i, rng.choice([0, 0, 1, 2.5]), entities=rng.choices(names, k=rng.randint(0, 4)),
+                      source=rng.choice(["user", "assistant", "consolidated"])) for i in rng.sample(range(60), 40)]
+        size, most = rng.randint(2, 5), rng.randint(1, 4)
+        assert consolidation_groups(items, size, most) == _groups_rebuilt_each_pass(items, size, most)
