@@ -23,7 +23,7 @@ from bench.errors import ConfigError
 from bench.prompt import Prompt, Segment
 from bench.replay import ReplayTurn
 from bench.strategies.base import Range, ReplaySettings, StrategyBase, StrategyContext, TurnResult
-from bench.strategies.history import Msg, SessionLog, system_segments, turn_msgs, user_msg
+from bench.strategies.history import Msg, SegmentCache, SessionLog, system_segments, turn_msgs, user_msg
 from bench.strategies.json_ids import json_content_ids
 
 _CONTENT_MARK = "\nSession Content:\n"
@@ -89,6 +89,9 @@ class FullContextStrategy(StrategyBase):
         self._blocks: dict[tuple[str, int], tuple[str, str]] = {}
         self._hist_key: tuple[int, int, int] | None = None
         self._hist: list[Segment] = []
+        # the history's Segment objects, reused across rebuilds: a session's close then re-renders only what
+        # changed (the renderer and simulators share the rendering of identical leading Segment objects)
+        self._hist_segs = SegmentCache()
         self._last_cut = _Cut(0, 0)
 
     # ---- protocol ---------------------------------------------------------------------------------------
@@ -137,6 +140,7 @@ class FullContextStrategy(StrategyBase):
 
     def load_state(self, state: dict[str, Any]) -> None:
         self.closed, self._closed_tokens, self._blocks, self._hist_key = [], [], {}, None
+        self._hist_segs.clear()
         self._closed_total = 0
         self.cur, self._cur_tokens, self._cur_segs = None, 0, []
         for d in state.get("closed", []):
@@ -219,22 +223,24 @@ class FullContextStrategy(StrategyBase):
             return self._hist
         out = system_segments(self.ctx.system_prompt)
         idx = len(out)
-        out.append(Segment("user", self._instr[1], self._instr[0], False, idx))
+        seg = self._hist_segs.get
+        out.append(seg("user", self._instr[1], self._instr[0], False, idx))
         kept = self.closed[: cut.start] if self.p.truncation == "keep_head" else self.closed[cut.start :]
         if self.p.truncation == "drop_oldest" and cut.start and len(self._blocks) > 4 * len(self.closed):
             self._blocks.clear()  # renumbered blocks of a sliding window: keep the memo small
+            self._hist_segs.clear()
         for n, sess in enumerate(kept, start=1):
             header, body = self._block(n, sess)
-            out.append(Segment("user", header, f"sess:{sess.label}:h", False, idx))
-            out.append(Segment("user", body, f"sess:{sess.label}", False, idx))
+            out.append(seg("user", header, f"sess:{sess.label}:h", False, idx))
+            out.append(seg("user", body, f"sess:{sess.label}", False, idx))
         if cut.partial_tokens >= 0 and cut.start < len(self.closed):
             sess = self.closed[cut.start]
             header, body = self._block(cut.start + 1, sess)
             text, _ = self.ctx.counter.truncate(header + body, cut.partial_tokens)
             if text:
-                out.append(Segment("user", text, f"sess:{sess.label}:cut", False, idx))
+                out.append(seg("user", text, f"sess:{sess.label}:cut", False, idx))
         last = out[-1]  # end of the history message: a cache breakpoint that holds for the whole session
-        out[-1] = Segment(last.role, last.text, last.key, True, last.message_index)
+        out[-1] = seg(last.role, last.text, last.key, True, last.message_index)
         self._hist_key, self._hist = key, out
         return out
 

@@ -48,6 +48,22 @@ async def test_prompts_grow_append_only_within_a_session():
     assert [i for i, x in enumerate(prompts[4].segments) if x.breakpoint] == [0, 3, len(prompts[4].segments) - 1]
 
 
+async def test_a_finished_session_keeps_the_earlier_blocks_segment_objects():
+    """A session's close adds one block to the history message: the prompt after it holds the very Segment objects
+    of the blocks before (so the renderer and the simulators reuse their rendering by identity); only the block that
+    loses the history's breakpoint and the new block are new objects."""
+    view = make_view([chat(2, "alpha"), chat(2, "beta"), chat(2, "gamma"), chat(2, "delta")])
+    s = make_strategy("full_context", {}, make_ctx())
+    prompts = [r.prompt for r in await replay(s, view)]
+    before, after = prompts[4].segments, prompts[6].segments  # session 3 and session 4, first user turn each
+    n = 2 + 2 * 2  # system, instruction, two blocks of two segments
+    assert all(a is b for a, b in zip(before[: n - 1], after[: n - 1]))
+    assert after[n - 1] is not before[n - 1] and after[n - 1].text == before[n - 1].text
+    assert not after[n - 1].breakpoint and after[n + 1].breakpoint
+    q = await s.question_prompt(view.question, view.question_date, view.question_date_str)
+    assert body(q) == render_reader_prompt(view.sessions, view.question, view.question_date_str)
+
+
 async def test_drop_oldest_truncation_keeps_the_newest_sessions_within_budget():
     view = make_view([chat(3, f"topic{i}", words=60) for i in range(6)])
     ctx = make_ctx(max_input_tokens=2200, output_budget=100)
