@@ -2,7 +2,9 @@
 
 Level 0 drops exact duplicates; each level above drops more low-priority lines (🟢, then sub-bullets, then
 older 🟡, then all 🟡 and finally 🔴 questions), drops superseded near-duplicates and truncates long lines
-more. Date headers with surviving lines, thread tags and 🔴 statements are kept longest. Not an LLM.
+more. Date headers with surviving lines, thread tags and 🔴 statements are kept longest. A request is answered
+at the first level whose output keeps the share its guidance asks for and fits its output cap; when level 4 does
+not, the oldest lines left are dropped until it does (`reflect`). Not an LLM.
 
 The request is read with om_core's own functions (`observations_from_prompt`, `compression_level_in_prompt`),
 and lines are told apart by om_core's markers, so a change of om_core's prompts reaches this engine.
@@ -259,10 +261,11 @@ def _tokens(text: str) -> int:
     return default_counter().count_joined(text.splitlines(keepends=True))
 
 
-def _drop_oldest(lines: list[str], limit: int) -> list[str]:
+def _drop_oldest(lines: list[str], limit: int, keep_newest: bool = False) -> list[str]:
     """`lines` without their oldest observation lines (sub-bullets count as lines) until the formatted log holds
     at most `limit` o200k tokens: date headers and thread tags stay while a line under them does. Empty when not
-    even the newest line fits."""
+    even the newest line fits, unless `keep_newest`: then the newest observation line is never dropped (a reply
+    to "aim for about 2/10" of a short log still says something)."""
     encode = default_counter().encode
 
     def size(kept: list[str]) -> int:
@@ -270,20 +273,21 @@ def _drop_oldest(lines: list[str], limit: int) -> list[str]:
 
     cost = [len(encode(ln)) + 1 for ln in lines]  # + the newline: the joined text's count, estimated per line
     overhead = size(lines) - sum(cost)  # the <observations> wrapper and the estimate's error
+    obs = [i for i, ln in enumerate(lines) if _kind(ln) not in ("date", "tag")]
+    newest = obs[-1] if keep_newest and obs else -1
     goal = limit
     for _ in range(8):
         total, keep = sum(cost) + overhead, [True] * len(lines)
-        for i, ln in enumerate(lines):
-            if total <= goal:
+        for i in obs:
+            if total <= goal or i == newest:
                 break
-            if _kind(ln) not in ("date", "tag"):
-                keep[i] = False
-                total -= cost[i]
+            keep[i] = False
+            total -= cost[i]
         out = _drop_empty_dates([ln for ln, k in zip(lines, keep) if k])
         if not any(_kind(ln) not in ("date", "tag") for ln in out):
             return []
         got = size(out)
-        if got <= limit:
+        if got <= limit or (keep_newest and sum(keep[i] for i in obs) == 1):
             return out
         goal -= got - limit  # the estimate was short: aim lower by what it missed
     return []
@@ -296,8 +300,13 @@ def reflect(user_text: str, max_tokens: int | None = None) -> str:
     rather than one it cannot finish or one as long as its input. Without the share, a log at M scale came back
     nearly whole (m11: level 0, then level 1 dropping little), so the log grew to the 100,000-token cap on a
     500-session haystack with a 40,000 threshold; without the cap it came back cut at the cap (refused by
-    om_core's truncation guard). Past level 4 the share is let go (a short log keeps its level-4 lines), but the
-    cap is not: the oldest observations are left out until the output fits it (newest kept)."""
+    om_core's truncation guard). When even level 4's rules miss both, the oldest observations are left out
+    until the output fits the tighter of the two (newest kept): what level 4 leaves is 🔴 statements (and any
+    unmarked lines), the highest priority, so age decides, as the guidance asks ("condense older observations
+    more aggressively"; level 4: "fewer, more generic observations are better than many specific ones that
+    exceed the budget"). Letting the share go at level 4 instead (until round six) brought late M-scale logs
+    back at 82-86% of their input, so the log crept to the threshold and reflections came closer together
+    (docs/performance.md, "Round six")."""
     level = compression_level_in_prompt(user_text)
     limits = [n for n in (max_tokens, share_limit(user_text)) if n]
     lines = observations_to_reflect(user_text).splitlines()
@@ -308,7 +317,9 @@ def reflect(user_text: str, max_tokens: int | None = None) -> str:
         if not limits or _tokens(out) <= min(limits):
             return out
         if level >= max(RULES):
-            if max_tokens and _tokens(out) > max_tokens:
-                return format_observer_output("\n".join(_drop_oldest(kept, max_tokens)))
+            # the share is a goal ("aim for about"), so the newest line stays; the cap is not
+            out = format_observer_output("\n".join(_drop_oldest(kept, min(limits), keep_newest=True)))
+            if max_tokens and _tokens(out) > max_tokens:  # the newest line alone passes the cap
+                out = format_observer_output("\n".join(_drop_oldest(kept, max_tokens)))
             return out
         level += 1

@@ -108,8 +108,11 @@ def test_reflector_compresses_harder_at_each_level() -> None:
         out = run_role("reflector", prompt)
         parsed = parse_observer_output(out)
         body = parsed.observations
-        assert body.count("User stated they live in Oak Park") == 1  # duplicate dropped at every level
         assert "Date: Mar 2, 2026" in body and "adopted a beagle named Pixel" in body
+        if level == 4:  # "aim for about 2/10" of this short log: level 4's rules keep more, so the oldest go too
+            assert body == "Date: Mar 2, 2026\n* 🔴 (10:05) User stated they adopted a beagle named Pixel"
+        else:
+            assert body.count("User stated they live in Oak Park") == 1  # duplicate dropped at every level
         sizes.append(len(body))
         if level >= 1:
             assert "🟢" not in body
@@ -253,6 +256,29 @@ def test_reflector_output_always_fits_the_cap_newest_kept() -> None:
     body = parse_observer_output(out).observations
     assert "fact 10-19 " in body and "fact 1-0 " not in body  # newest kept, oldest left out
     assert body.startswith("Date: Mar ") and "Date: Mar 1, 2026" not in body  # no date header left empty
+
+
+def test_reflector_keeps_the_asked_share_past_level_4_oldest_left_out() -> None:
+    # unique 🔴 statements: every level's rules keep them all, so "aim for about 8/10" (m31's level 1, m11's
+    # retry) is met by leaving the oldest out, as a model condensing older observations hardest would
+    import random
+
+    rng = random.Random(7)
+    syl = ("ka", "lo", "mi", "nu", "pe", "ro", "su", "ti")
+    words = [f"{a}{b}{c}" for a in syl for b in ("ba", "de", "fi", "go", "hu") for c in syl]  # no near-duplicates
+    log = "\n".join(f"Date: Mar {d}, 2026\n" + "\n".join(
+        f"* 🔴 (10:{i:02d}) User stated fact {d}-{i} " + " ".join(rng.sample(words, 8)) for i in range(20))
+        for d in range(1, 11))
+    for profile in ("m11", "m31"):
+        prompt = build_reflector_messages(profile, log, 1)
+        body = parse_observer_output(run_role("reflector", prompt)).observations
+        assert _tokens(body) <= 0.8 * _tokens(log), profile
+        assert "fact 10-19 " in body and "fact 1-0 " not in body  # newest kept, oldest left out
+        assert body.count("🔴") >= 0.7 * 200  # no more left out than the share needs
+        assert parse_observer_output(run_role("reflector", prompt, {"max_tokens": 10 * _tokens(log)})
+                                     ).observations == body  # a roomy cap changes nothing
+    assert parse_observer_output(run_role("reflector", build_reflector_messages("m31", log, 0))).observations.count(
+        "🔴") == 200  # level 0 asks for no share: every line kept
 
 
 def test_request_tokens_of_long_texts_equal_the_plain_count() -> None:
