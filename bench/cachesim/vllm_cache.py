@@ -41,9 +41,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from heapq import heapify, heappop, heappush
 from itertools import chain
-from typing import Sequence
+from collections.abc import Sequence as SequenceABC
+from typing import Sequence, overload
 
-from bench.render import prompt_units
+from bench.render import Unit, prompt_units
 from bench.cachesim.base import CacheResult
 from bench.cachesim.common import Pricing, check_positive, result
 from bench.cachesim.trie import Walks, common_prefix
@@ -97,6 +98,60 @@ class _Run:
         self.attach: dict[int, int] = {}  # (counts, not the runs: no reference cycle keeps a dropped pool alive)
         self.stamps: dict[int, int] = {}
         self.uid = uid
+
+
+class _Flat(SequenceABC[int]):
+    """The token ids of units[ui:] from offset `off` in units[ui], the first `n` of them, flattened only as far
+    as they are read: a lookup mostly reads a few blocks of them, and the run that keeps them as its tokens is
+    often never compared again, so copying all of them (every prompt's tokens after its shared prefix, once per
+    prompt) was the simulator's largest cost. Reads are slices (the lookup's) or single items."""
+
+    __slots__ = ("units", "ui", "off", "n", "buf")
+
+    def __init__(self, units: Sequence[Unit], ui: int, off: int, n: int) -> None:
+        self.units = units  # (a rendering's unit list: never changed once handed out, bench.render)
+        self.ui = ui  # the next unit to copy from, and where in it
+        self.off = off
+        self.n = n
+        self.buf: list[int] = []  # the first len(buf) tokens
+
+    def __len__(self) -> int:
+        return self.n
+
+    def _fill(self, stop: int) -> list[int]:
+        """The buffer, holding at least min(stop, n) tokens (copied a unit at a time, at least 256 more)."""
+        buf = self.buf
+        want = min(self.n, max(stop, len(buf) + 256))
+        units, ui, off = self.units, self.ui, self.off
+        while len(buf) < want:
+            ids = units[ui].ids
+            take = min(len(ids), off + want - len(buf))
+            if take == len(ids):
+                buf += ids if not off else ids[off:]
+                ui, off = ui + 1, 0
+            else:
+                buf += ids[off:take]
+                off = take
+        self.ui, self.off = ui, off
+        return buf
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[int]: ...
+
+    def __getitem__(self, i: int | slice) -> int | list[int]:
+        if isinstance(i, slice):
+            stop = self.n if i.stop is None else i.stop
+            buf = self.buf if len(self.buf) >= stop or len(self.buf) == self.n else self._fill(stop)
+            return buf[i]
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        buf = self.buf if i < len(self.buf) else self._fill(i + 1)
+        return buf[i]
 
 
 class _Pool:
@@ -246,7 +301,7 @@ class VLLMSimulator:
         pool = self._pools.get(model)
         if pool is None:
             pool = self._pools[model] = _Pool()
-        k = w.shared(units)
+        k = w.shared_keys(units)
         ends = w.ends
         del ends[k:]
         total = ends[-1] if k else 0
@@ -276,15 +331,11 @@ class VLLMSimulator:
             p = poss[-1] + (b - 1 - starts[-1])
         # the lookup, from block b: the run's own next blocks, else a run below the last matched block
         j = b
-        tail: list[int] = []
+        tail: Sequence[int] = ()
         if j < m:
             lo = b * bs
             ui = bisect_right(ends, lo)
-            tail = list(units[ui].ids[lo - (ends[ui - 1] if ui else 0) :])  # (a list: extending it is C speed)
-            extend = tail.extend
-            for x in units[ui + 1 :]:
-                extend(x.ids)
-            del tail[(m - b) * bs :]
+            tail = _Flat(units, ui, lo - (ends[ui - 1] if ui else 0), (m - b) * bs)
             root = pool.roots.get(stream)
             while j < m:
                 if run is not None and p + 1 < run.n:
