@@ -230,7 +230,8 @@ def count_nodes(root: Node) -> int:
 
 def prune_unless_any(root: Node, pred: Callable[[Node], bool]) -> None:
     """Drop every subtree in which no node satisfies pred (iterative post-order: tries can be deep)."""
-    order, stack = [], [root]
+    order: list[Node] = []
+    stack = [root]
     add, push, pop = order.append, stack.extend, stack.pop
     while stack:
         node = pop()
@@ -251,7 +252,8 @@ def prune_unless_any(root: Node, pred: Callable[[Node], bool]) -> None:
 
 def prune_unless_entry(root: Node, now: float) -> None:
     """prune_unless_any(root, lambda nd: nd.entry > now), without a call per node (the anthropic sweep)."""
-    order, stack = [], [root]
+    order: list[Node] = []
+    stack = [root]
     add, push, pop = order.append, stack.extend, stack.pop
     while stack:
         node = pop()

@@ -47,7 +47,7 @@ from typing import Sequence, overload
 from bench.render import Unit, prompt_units
 from bench.cachesim.base import CacheResult
 from bench.cachesim.common import Pricing, check_positive, result
-from bench.cachesim.trie import Walks, common_prefix
+from bench.cachesim.trie import Walks
 from bench.prompt import Prompt
 
 
@@ -118,9 +118,11 @@ class _Flat(SequenceABC[int]):
     def __len__(self) -> int:
         return self.n
 
-    def _fill(self, stop: int) -> list[int]:
+    def upto(self, stop: int) -> list[int]:
         """The buffer, holding at least min(stop, n) tokens (copied a unit at a time, at least 256 more)."""
         buf = self.buf
+        if len(buf) >= stop or len(buf) == self.n:
+            return buf
         want = min(self.n, max(stop, len(buf) + 256))
         units, ui, off = self.units, self.ui, self.off
         while len(buf) < want:
@@ -143,15 +145,39 @@ class _Flat(SequenceABC[int]):
 
     def __getitem__(self, i: int | slice) -> int | list[int]:
         if isinstance(i, slice):
-            stop = self.n if i.stop is None else i.stop
-            buf = self.buf if len(self.buf) >= stop or len(self.buf) == self.n else self._fill(stop)
-            return buf[i]
+            start, stop = i.start, i.stop
+            if i.step is None and stop is not None and stop >= 0 and (start is None or start >= 0):
+                return self.upto(stop)[i]  # the lookup's reads
+            return self.upto(self.n)[i]  # (anything else reads the whole, like a list)
         if i < 0:
             i += self.n
         if not 0 <= i < self.n:
             raise IndexError(i)
-        buf = self.buf if i < len(self.buf) else self._fill(i + 1)
-        return buf[i]
+        return self.upto(i + 1)[i]
+
+
+def _common_prefix(a: Sequence[int], sa: int, b: Sequence[int], sb: int) -> int:
+    """bench.cachesim.trie.common_prefix for _Flat sequences: the chunks are compared on their buffers,
+    flattened chunk by chunk, so a comparison costs a few calls, not two item look-ups per step."""
+    n = min(len(a) - sa, len(b) - sb)
+    i, step = 0, 32
+    while i < n:
+        s = min(step, n - i)
+        x = a.upto(sa + i + s) if isinstance(a, _Flat) else a
+        y = b.upto(sb + i + s) if isinstance(b, _Flat) else b
+        if x[sa + i : sa + i + s] == y[sb + i : sb + i + s]:
+            i += s
+            step = min(step * 2, 16384)
+            continue
+        lo, hi = i, i + s  # prefix of length lo is equal, of length hi is not
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if x[sa + lo : sa + mid] == y[sb + lo : sb + mid]:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+    return n
 
 
 class _Pool:
@@ -339,7 +365,7 @@ class VLLMSimulator:
             root = pool.roots.get(stream)
             while j < m:
                 if run is not None and p + 1 < run.n:
-                    c = common_prefix(run.tokens, run.off + (p + 1) * bs, tail, (j - b) * bs) // bs
+                    c = _common_prefix(run.tokens, run.off + (p + 1) * bs, tail, (j - b) * bs) // bs
                     if c:
                         c = min(c, run.n - p - 1)
                         p += c

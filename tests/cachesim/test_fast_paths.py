@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from bench.cachesim.trie import EntryNode, Node, Walks, prune_unless_any, prune_unless_entry, shared_len
-from bench.cachesim.vllm_cache import _Flat
+from bench.cachesim.trie import (EntryNode, Node, Walks, common_prefix, prune_unless_any, prune_unless_entry,
+                                 shared_len)
+from bench.cachesim.vllm_cache import _common_prefix, _Flat
 from bench.render import Unit, common_len
 
 
@@ -40,8 +41,32 @@ def test_flat_reads_equal_the_flattened_list(seed: int) -> None:
             i = rng.randrange(-n, n)
             assert flat[i] == plain[i]
     assert flat[0:n] == plain
+    assert flat[-3:] == plain[-3:] and flat[::-2] == plain[::-2] and flat[:] == plain
     with pytest.raises(IndexError):
         flat[n]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_vllm_common_prefix_is_the_plain_one(seed: int) -> None:
+    rng = random.Random(seed)
+    base = [rng.randrange(50) for _ in range(rng.randrange(0, 2000))]
+    other = list(base)
+    if other and rng.random() < 0.8:
+        other[rng.randrange(len(other))] = 99  # one difference somewhere
+    other += [rng.randrange(50) for _ in range(rng.randrange(0, 100))]
+
+    def as_units(tokens: list[int]) -> tuple[list[Unit], list[int]]:
+        cuts = sorted(rng.sample(range(len(tokens) + 1), min(5, len(tokens) + 1)))
+        cuts = [0, *cuts, len(tokens)]
+        return [Unit(("u", str(i)), tuple(tokens[a:b]), i) for i, (a, b) in enumerate(zip(cuts, cuts[1:]))], cuts
+
+    for x, y in ((base, other), (other, base)):
+        sa, sb = rng.randrange(len(x) + 1), rng.randrange(len(y) + 1)
+        plain = common_prefix(x, sa, y, sb)
+        ux, _ = as_units(x)
+        uy, _ = as_units(y)
+        assert _common_prefix(_Flat(ux, 0, 0, len(x)), sa, _Flat(uy, 0, 0, len(y)), sb) == plain
+        assert _common_prefix(x, sa, _Flat(uy, 0, 0, len(y)), sb) == plain
 
 
 def _random_trie(rng: random.Random, now: float) -> Node:
