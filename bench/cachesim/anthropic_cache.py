@@ -22,7 +22,7 @@ from typing import Any
 from bench.render import prompt_units
 from bench.cachesim.base import CacheResult
 from bench.cachesim.common import Pricing, check_positive, lookup_by_model, result, to_seconds
-from bench.cachesim.trie import EntryNode, Node, Walks, prune_unless_any, stream_state
+from bench.cachesim.trie import EntryNode, Node, Walks, prune_unless_entry, stream_state
 from bench.prompt import Prompt
 
 # Minimum cacheable prefix by model (anthropic-sdk-python#1194; litellm docs for Opus 4.7 and Opus 5).
@@ -122,17 +122,19 @@ class AnthropicSimulator:
         while marked and marked[-1] >= nb:
             marked.pop()
         node = path[-1] if k else root
-        for u in units[k:]:
-            c = node.children.get(u.key)
+        add_path, add_block, add_nb = path.append, blocks.append, nblocks.append
+        for key, ids, block, bp in units[k:]:
+            c = node.children.get(key)
             if c is None:
-                c = node.children[u.key] = EntryNode(u.key, u.ids, node.end + len(u.ids))
+                c = node.children[key] = EntryNode(key, ids, node.end + len(ids))
             node = c
-            path.append(c)
-            if u.block >= 0:
-                if u.breakpoint:
-                    marked.append(len(blocks))
-                blocks.append(c)
-            nblocks.append(len(blocks))
+            add_path(c)
+            if block >= 0:
+                if bp:
+                    marked.append(nb)
+                add_block(c)
+                nb += 1
+            add_nb(nb)
         w.units = units
         marked = list(marked)  # the walk keeps its own list; auto_breakpoint may add one below
         n = node.end
@@ -164,7 +166,7 @@ class AnthropicSimulator:
         self._n += 1
         if cfg.prune_every and self._n % cfg.prune_every == 0:
             for r in self._roots.values():  # keep a node while it or a descendant holds a live entry
-                prune_unless_any(r, lambda nd: nd.entry > now)
+                prune_unless_entry(r, now)
             self._walks.clear()
         return result(n, cached, write, cfg.base(model), *cfg.multipliers(model))
 

@@ -121,7 +121,7 @@ class OpenAISimulator:
         # never decreases with depth (a revived node loses its children), so its live part is a prefix:
         # nothing if w.t is idle-expired, else up to the first node past its max lifetime. Dead or pruned
         # nodes lie after that prefix (a pruned node was dead when pruned, and the clock has not gone back).
-        k = w.shared(units)
+        k = w.shared_keys(units)
         path, born_min = w.path, w.born_min
         del path[k:], born_min[k:]
         j = 0
@@ -134,7 +134,7 @@ class OpenAISimulator:
         if j == k:
             while i < m:
                 c = node.children.get(units[i].key)
-                if c is None or not live(c):
+                if c is None or not (now - c.last < idle and now - c.born < life):  # live(c), inlined
                     break
                 node, i = c, i + 1
         common = match_from(node, units, i, live)
@@ -143,19 +143,21 @@ class OpenAISimulator:
             nd.last = now
         del path[j:], born_min[j:]
         node, b_min = (path[-1], born_min[-1]) if j else (root, INF)
-        for u in units[j:]:
-            c = node.children.get(u.key)
+        add_path, add_born = path.append, born_min.append
+        for key, ids, _, _ in units[j:]:
+            c = node.children.get(key)
             if c is None:
-                c = node.children[u.key] = TimedNode(u.key, u.ids, node.end + len(u.ids), now)
-            elif not live(c):
+                c = node.children[key] = TimedNode(key, ids, node.end + len(ids), now)
+            elif now - c.last < idle and now - c.born < life:  # live(c), inlined
+                c.last = now
+            else:
                 c.children.clear()  # its continuations were computed on a prefix that is gone
                 c.born = c.last = now
-            else:
-                c.last = now
             node = c
-            path.append(c)
-            b_min = c.born if c.born < b_min else b_min
-            born_min.append(b_min)
+            add_path(c)
+            if c.born < b_min:
+                b_min = c.born
+            add_born(b_min)
         w.units, w.t = units, now
         n = node.end
         cached = cacheable(common, cfg.min_prefix, cfg.block_tokens)

@@ -18,7 +18,7 @@ INF = float("inf")
 class Node:
     """One unit of a stored prompt. Simulators use the fields they need (times, entries, block hashes)."""
 
-    __slots__ = ("key", "ids", "end", "children", "born", "last", "entry", "seq", "hashes", "tail", "chain")
+    __slots__ = ("key", "ids", "end", "children", "born", "last", "entry", "keep", "hashes", "tail", "chain")
 
     def __init__(self, key: Any = "", ids: tuple[int, ...] = (), end: int = 0) -> None:
         self.key = key
@@ -28,7 +28,7 @@ class Node:
         self.born = 0.0  # when this prefix was (re)written (OpenAI max lifetime)
         self.last = 0.0  # last use (idle TTL)
         self.entry = -INF  # Anthropic: expiry time of a cache entry ending at this unit
-        self.seq = 0  # last observe() that walked through here (memo pruning)
+        self.keep = False  # prune_unless_any's scratch flag: the node or a descendant satisfied pred
         self.hashes: tuple[int, ...] = ()  # vLLM: hashes of full blocks that end inside this unit
         self.tail: tuple[int, ...] = ()  # vLLM: tokens after the last full block boundary
         self.chain = 0  # vLLM: hash of the last full block up to here
@@ -172,7 +172,38 @@ class Walks:
 
     def shared(self, units: list[Unit]) -> int:
         """How many leading units of `units` the last prompt had, with their nodes in self.path."""
-        return common_len(self.units, units) if self.units else 0
+        return shared_len(self.units, units) if self.units else 0
+
+    def shared_keys(self, units: list[Unit]) -> int:
+        """Like shared(), counting a unit that differs only in its breakpoint flag as shared (equal keys, equal
+        token ids): the breakpoint moves off the last prompt's last message, which the simulators that ignore
+        breakpoints would otherwise compare token by token."""
+        old = self.units
+        if not old:
+            return 0
+        k = shared_len(old, units)
+        n = min(len(old), len(units))
+        while k < n and old[k].key == units[k].key:
+            k += 1
+        return k
+
+
+# The last pair of unit lists shared_len compared, and the answer: every simulator of a profile set asks it
+# for the same (previous prompt, prompt) pair in turn, so the comparison runs once per prompt, not once per
+# simulator. Exact because a rendering's unit list is never changed once handed out (bench.render), and the
+# strong references keep both lists (and so their identities) alive.
+_LAST_SHARED: list[Any] = [None, None, 0]
+
+
+def shared_len(a: list[Unit], b: list[Unit]) -> int:
+    """common_len(a, b), remembered for the last pair of lists (by identity)."""
+    last = _LAST_SHARED
+    if last[1] is b and last[0] is a:
+        k: int = last[2]
+        return k
+    k = common_len(a, b)
+    last[0], last[1], last[2] = a, b, k
+    return k
 
 
 def prune(root: Node, keep: Callable[[Node], bool]) -> int:
@@ -199,23 +230,46 @@ def count_nodes(root: Node) -> int:
 
 def prune_unless_any(root: Node, pred: Callable[[Node], bool]) -> None:
     """Drop every subtree in which no node satisfies pred (iterative post-order: tries can be deep)."""
-    order, stack = [], [root]
+    order: list[Node] = []
+    stack = [root]
+    add, push, pop = order.append, stack.extend, stack.pop
     while stack:
-        node = stack.pop()
-        order.append(node)
-        stack.extend(node.children.values())
-    wanted: dict[int, bool] = {}
-    for node in reversed(order):  # children before parents
+        node = pop()
+        add(node)
+        if node.children:
+            push(node.children.values())
+    for node in reversed(order):  # children before parents: their `keep` flags are set
+        ch = node.children
         keep = pred(node)
-        dead = []
-        for k, c in node.children.items():
-            if wanted[id(c)]:
+        if ch:
+            dead = [k for k, c in ch.items() if not c.keep]
+            if len(dead) < len(ch):
                 keep = True
-            else:
-                dead.append(k)
-        for k in dead:
-            del node.children[k]
-        wanted[id(node)] = keep
+            for k in dead:
+                del ch[k]
+        node.keep = keep
+
+
+def prune_unless_entry(root: Node, now: float) -> None:
+    """prune_unless_any(root, lambda nd: nd.entry > now), without a call per node (the anthropic sweep)."""
+    order: list[Node] = []
+    stack = [root]
+    add, push, pop = order.append, stack.extend, stack.pop
+    while stack:
+        node = pop()
+        add(node)
+        if node.children:
+            push(node.children.values())
+    for node in reversed(order):
+        ch = node.children
+        keep = node.entry > now
+        if ch:
+            dead = [k for k, c in ch.items() if not c.keep]
+            if len(dead) < len(ch):
+                keep = True
+            for k in dead:
+                del ch[k]
+        node.keep = keep
 
 
 W = TypeVar("W")

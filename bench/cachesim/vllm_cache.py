@@ -41,12 +41,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from heapq import heapify, heappop, heappush
 from itertools import chain
-from typing import Sequence
+from collections.abc import Sequence as SequenceABC
+from typing import Sequence, overload
 
-from bench.render import prompt_units
+from bench.render import Unit, prompt_units
 from bench.cachesim.base import CacheResult
 from bench.cachesim.common import Pricing, check_positive, result
-from bench.cachesim.trie import Walks, common_prefix
+from bench.cachesim.trie import Walks
 from bench.prompt import Prompt
 
 
@@ -97,6 +98,86 @@ class _Run:
         self.attach: dict[int, int] = {}  # (counts, not the runs: no reference cycle keeps a dropped pool alive)
         self.stamps: dict[int, int] = {}
         self.uid = uid
+
+
+class _Flat(SequenceABC[int]):
+    """The token ids of units[ui:] from offset `off` in units[ui], the first `n` of them, flattened only as far
+    as they are read: a lookup mostly reads a few blocks of them, and the run that keeps them as its tokens is
+    often never compared again, so copying all of them (every prompt's tokens after its shared prefix, once per
+    prompt) was the simulator's largest cost. Reads are slices (the lookup's) or single items."""
+
+    __slots__ = ("units", "ui", "off", "n", "buf")
+
+    def __init__(self, units: Sequence[Unit], ui: int, off: int, n: int) -> None:
+        self.units = units  # (a rendering's unit list: never changed once handed out, bench.render)
+        self.ui = ui  # the next unit to copy from, and where in it
+        self.off = off
+        self.n = n
+        self.buf: list[int] = []  # the first len(buf) tokens
+
+    def __len__(self) -> int:
+        return self.n
+
+    def upto(self, stop: int) -> list[int]:
+        """The buffer, holding at least min(stop, n) tokens (copied a unit at a time, at least 256 more)."""
+        buf = self.buf
+        if len(buf) >= stop or len(buf) == self.n:
+            return buf
+        want = min(self.n, max(stop, len(buf) + 256))
+        units, ui, off = self.units, self.ui, self.off
+        while len(buf) < want:
+            ids = units[ui].ids
+            take = min(len(ids), off + want - len(buf))
+            if take == len(ids):
+                buf += ids if not off else ids[off:]
+                ui, off = ui + 1, 0
+            else:
+                buf += ids[off:take]
+                off = take
+        self.ui, self.off = ui, off
+        return buf
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[int]: ...
+
+    def __getitem__(self, i: int | slice) -> int | list[int]:
+        if isinstance(i, slice):
+            start, stop = i.start, i.stop
+            if i.step is None and stop is not None and stop >= 0 and (start is None or start >= 0):
+                return self.upto(stop)[i]  # the lookup's reads
+            return self.upto(self.n)[i]  # (anything else reads the whole, like a list)
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        return self.upto(i + 1)[i]
+
+
+def _common_prefix(a: Sequence[int], sa: int, b: Sequence[int], sb: int) -> int:
+    """bench.cachesim.trie.common_prefix for _Flat sequences: the chunks are compared on their buffers,
+    flattened chunk by chunk, so a comparison costs a few calls, not two item look-ups per step."""
+    n = min(len(a) - sa, len(b) - sb)
+    i, step = 0, 32
+    while i < n:
+        s = min(step, n - i)
+        x = a.upto(sa + i + s) if isinstance(a, _Flat) else a
+        y = b.upto(sb + i + s) if isinstance(b, _Flat) else b
+        if x[sa + i : sa + i + s] == y[sb + i : sb + i + s]:
+            i += s
+            step = min(step * 2, 16384)
+            continue
+        lo, hi = i, i + s  # prefix of length lo is equal, of length hi is not
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if x[sa + lo : sa + mid] == y[sb + lo : sb + mid]:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+    return n
 
 
 class _Pool:
@@ -246,7 +327,7 @@ class VLLMSimulator:
         pool = self._pools.get(model)
         if pool is None:
             pool = self._pools[model] = _Pool()
-        k = w.shared(units)
+        k = w.shared_keys(units)
         ends = w.ends
         del ends[k:]
         total = ends[-1] if k else 0
@@ -276,19 +357,15 @@ class VLLMSimulator:
             p = poss[-1] + (b - 1 - starts[-1])
         # the lookup, from block b: the run's own next blocks, else a run below the last matched block
         j = b
-        tail: list[int] = []
+        tail: Sequence[int] = ()
         if j < m:
             lo = b * bs
             ui = bisect_right(ends, lo)
-            tail = list(units[ui].ids[lo - (ends[ui - 1] if ui else 0) :])  # (a list: extending it is C speed)
-            extend = tail.extend
-            for x in units[ui + 1 :]:
-                extend(x.ids)
-            del tail[(m - b) * bs :]
+            tail = _Flat(units, ui, lo - (ends[ui - 1] if ui else 0), (m - b) * bs)
             root = pool.roots.get(stream)
             while j < m:
                 if run is not None and p + 1 < run.n:
-                    c = common_prefix(run.tokens, run.off + (p + 1) * bs, tail, (j - b) * bs) // bs
+                    c = _common_prefix(run.tokens, run.off + (p + 1) * bs, tail, (j - b) * bs) // bs
                     if c:
                         c = min(c, run.n - p - 1)
                         p += c
