@@ -149,9 +149,27 @@ def render_chunks(observations: str, now: datetime, *, memo: bool = True, optimi
     return rendered
 
 
+RAW_MEMO_MESSAGES = 1 << 15  # stored messages whose context form is kept (the unobserved tail recurs every turn)
+# per message object (a frozen Message, held here so its id is not reused while kept): its ContextMessage
+_RAW: dict[int, tuple[Message, ContextMessage]] = {}
+
+
+def _raw_message(m: Message) -> ContextMessage:
+    """A raw message as the Actor's context holds it: built once per message object, since storage hands back
+    the same objects for the same tail turn after turn (both are frozen, so the kept one equals a new one)."""
+    hit = _RAW.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    cm = ContextMessage(role=m.role, content=m.content, key=f"msg:{m.id}", created_at=m.created_at,
+                        tool_calls=m.tool_calls)
+    if len(_RAW) >= RAW_MEMO_MESSAGES:
+        _RAW.clear()
+    _RAW[id(m)] = (m, cm)
+    return cm
+
+
 def _raw_tail(unobserved: Sequence[Message]) -> list[ContextMessage]:
-    return [ContextMessage(role=m.role, content=m.content, key=f"msg:{m.id}", created_at=m.created_at,
-                           tool_calls=m.tool_calls) for m in unobserved]
+    return [_raw_message(m) for m in unobserved]
 
 
 def _continuation(profile: str, folder: str | Path | None) -> ContextMessage:

@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable, Literal, Sequence
 from om_core.degenerate import detect_counting_loop, detect_degenerate_repetition
 from om_core.llm import Completion
 from om_core.observer_parse import is_observation_line
-from om_core.overlap import content_lines, reproduced_share, verbatim_line_share
+from om_core.overlap import content_lines, reproduces, verbatim_line_share
 
 GuardRole = Literal["observer", "reflector"]
 
@@ -105,7 +105,7 @@ def copy_guard(c: Candidate) -> str | None:
         return None
     if verbatim_line_share(text, c.source, whole_line=is_observation_line) >= COPY_LINE_SHARE:
         return COPIED
-    return COPIED if reproduced_share(text, c.source) >= COPY_REPRODUCED_SHARE else None
+    return COPIED if reproduces(text, c.source, COPY_REPRODUCED_SHARE) else None
 
 
 def example_lines(instructions: str) -> list[str]:

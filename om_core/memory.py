@@ -99,13 +99,17 @@ class _Tail:
         return _Tail(entry, msgs, s)
 
 
-@dataclass(frozen=True)
+@dataclass
 class _TailView:
-    """A resource's unobserved tails: the entries storage handed back, and each thread's `_Tail` (same order)."""
+    """A resource's unobserved tails: the entries storage handed back, and each thread's `_Tail` (same order).
+    `base` is the view this one was built from (cleared when a newer one is built from this, so at most one is
+    kept) and `changed` the threads whose tail is not `base`'s object (None: a thread left, or no base)."""
 
     entries: list[tuple[ThreadMeta, Sequence[Message]]]
     threads: dict[str, _Tail]
     order: list[_Tail]
+    base: _TailView | None = None
+    changed: frozenset[str] | None = None
 
 
 class ObservationalMemory:
@@ -136,7 +140,8 @@ class ObservationalMemory:
         # resource scope: per resource, its threads' unobserved tails (`_view`); per reader, the last status
         # and the record and view it was computed from (`status`)
         self._views: dict[str, _TailView] = {}
-        self._status_memo: dict[tuple[str, str], tuple[OMRecord, _TailView, Status]] = {}
+        # (record, view, status, tokens of its OTHER-conversations part)
+        self._status_memo: dict[tuple[str, str], tuple[OMRecord, _TailView, Status, int]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.errors: list[BaseException] = []  # background failures (logged; a turn never raises them)
         self.rejections: deque[Rejection] = deque(maxlen=REJECTIONS_KEPT)  # refused outputs, newest last
@@ -332,15 +337,23 @@ class ObservationalMemory:
         if hit is not None and hit[0] is rec and hit[1] is view:
             return hit[2]
         own = view.threads.get(thread_id)
-        # newest thread first, as Mastra lists them (listThreads' default order, createdAt DESC; 1.1.0 and 1.31.0)
-        others = {t.thread_id: t.msgs for t in reversed(view.order) if t.msgs and t.thread_id != thread_id}
-        other_text, other_tokens = self._others.block(rec.resource_id, thread_id, others)
+        others: Mapping[str, Sequence[Message]]
+        if hit is not None and view.base is hit[1] and view.changed is not None and view.changed <= {thread_id}:
+            # only this reader's own tail changed since its last status: every other thread's tail is the same
+            # object in the same order, so the OTHER-conversations part is the same
+            others, other_text, other_tokens = hit[2].others, hit[2].other_text, hit[3]
+        else:
+            # newest thread first, as Mastra lists them (listThreads' default order, createdAt DESC; 1.1.0 and
+            # 1.31.0)
+            others = MappingProxyType(
+                {t.thread_id: t.msgs for t in reversed(view.order) if t.msgs and t.thread_id != thread_id})
+            other_text, other_tokens = self._others.block(rec.resource_id, thread_id, others)
         unobserved = own.msgs if own is not None else ()
         st = self._make_status(rec, thread_id, unobserved, own.total() if own is not None else 0,
-                               MappingProxyType(others), other_text, other_tokens)
+                               others, other_text, other_tokens)
         if len(self._status_memo) >= VISIBLE_MEMO_THREADS:
             self._status_memo.clear()
-        self._status_memo[key] = (rec, view, st)
+        self._status_memo[key] = (rec, view, st, other_tokens)
         return st
 
     def _make_status(self, rec: OMRecord, thread_id: str, unobserved: tuple[Message, ...], own_tokens: int,
@@ -358,13 +371,24 @@ class ObservationalMemory:
             return view
         old = view.threads if view is not None else {}
         threads: dict[str, _Tail] = {}
+        changed: set[str] = set()
+        added = 0
         for e in entries:
             prev = old.get(e[0].thread_id)
-            threads[e[0].thread_id] = prev if prev is not None and prev.entry is e else _Tail.of(e, prev, self.tokens)
+            if prev is not None and prev.entry is e:
+                threads[e[0].thread_id] = prev
+            else:
+                threads[e[0].thread_id] = _Tail.of(e, prev, self.tokens)
+                changed.add(e[0].thread_id)
+                added += prev is None
         if len(self._views) >= VISIBLE_MEMO_THREADS:
             self._views.clear()
-        view = self._views[resource_id] = _TailView(list(entries), threads, list(threads.values()))
-        return view
+        kept = view is not None and len(threads) - added == len(old)  # no thread left the view
+        if view is not None:
+            view.base = None  # only the newest view keeps the one it was built from
+        new = self._views[resource_id] = _TailView(list(entries), threads, list(threads.values()), base=view,
+                                                   changed=frozenset(changed) if kept else None)
+        return new
 
     # ---- turn internals ----------------------------------------------------------------------------
     def _store_pending(self, key: str, resource_id: str, thread_id: str, now: datetime) -> None:

@@ -91,6 +91,28 @@ def reproduced_share(text: str, source: str, *, k: int = SHINGLE_WORDS) -> float
     return len(src & _shingles(text, k)) / len(src)
 
 
+def reproduces(text: str, source: str, share: float, *, k: int = SHINGLE_WORDS) -> bool:
+    """`reproduced_share(text, source, k=k) >= share`, exactly, without the source's every run when that is
+    false: `text` has U distinct runs, so it reproduces at most U of the source's; once the source's lines read
+    so far hold more than (U + 2) / share distinct runs, the share is below `share` whatever the rest holds (by
+    a margin far above float rounding). A faithful output is much shorter than its input, so the copy guard
+    reads a fraction of the input's lines."""
+    if share <= 0:
+        return reproduced_share(text, source, k=k) >= share
+    txt = _shingles(text, k)
+    limit = (len(txt) + 2) / share
+    src: set[tuple[str, ...]] = set()
+    for line in source.split("\n"):
+        words = words_of(line)
+        if len(words) >= k:
+            src.update(zip(*(words[i:] for i in range(k))))
+            if len(src) > limit:
+                return False
+    if not src:
+        return 0.0 >= share
+    return len(src & txt) / len(src) >= share
+
+
 def lines_containing(text: str, needles: Iterable[str]) -> list[str]:
     """The normalised lines of `text` that contain one of the (normalised) `needles`."""
     wanted = [n for n in needles if n]

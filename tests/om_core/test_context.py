@@ -139,3 +139,26 @@ def test_bad_inputs():
         build_actor_context(profile="m31", observations=CHUNK_A, now=datetime(2026, 3, 24))
     with pytest.raises(ValueError, match="profile"):
         build_actor_context(profile="x", observations=CHUNK_A, now=NOW)
+
+
+def test_raw_tail_is_built_from_each_message_as_it_is_now() -> None:
+    """The raw tail's context messages are kept per message object: a render equals one built from scratch
+    (every field), turn after turn, and a new message object (same id, other content, or the memo cleared)
+    gets its own form, never a kept one."""
+    from om_core import context as ctx
+    from om_core.types import ContextMessage, ToolCall
+
+    call = ToolCall(id="c1", name="search", args={"q": "x"}, state="result", result="found")
+    msgs = [Message(f"m{i}", "user" if i % 2 == 0 else "assistant", f"text {i}", NOW - timedelta(minutes=i),
+                    tool_calls=(call,) if i == 3 else ()) for i in range(8)]
+
+    def plain(ms: list[Message]) -> list[ContextMessage]:
+        return [ContextMessage(role=m.role, content=m.content, key=f"msg:{m.id}", created_at=m.created_at,
+                               tool_calls=m.tool_calls) for m in ms]
+
+    for _ in range(3):
+        assert build_actor_context(profile="m31", observations="", now=NOW, unobserved=msgs) == plain(msgs)
+    edited = [msgs[0], Message("m1", "assistant", "edited", NOW), *msgs[2:]]
+    assert build_actor_context(profile="m31", observations="", now=NOW, unobserved=edited) == plain(edited)
+    ctx._RAW.clear()
+    assert build_actor_context(profile="m11", observations="", now=NOW, unobserved=msgs) == plain(msgs)

@@ -107,3 +107,46 @@ async def test_status_follows_every_write_between_two_checks(tmp_path):
                                   resource_id="person-1")])
     grown = om.status(om.record("person-1", "a"), "a")
     assert [m.id for m in grown.unobserved] == ["u0", "u1"] and grown.pending > seen.pending
+
+
+async def test_kept_status_parts_equal_a_status_computed_from_nothing(tmp_path, monkeypatch):
+    """Every status a resource-scope replay asks for (its OTHER-conversations part reused while only the
+    reader's own tail changed since its last status) equals the status a new memory over the same storage
+    computes with nothing kept: four threads written in turn, some turns several times to one thread, with
+    observations (threads leaving the view) in between, and every thread read after some turns (so a reader's
+    last status may be one write to another thread behind)."""
+    cfg = OMConfig(scope="resource", observation=ObservationConfig(message_tokens=1200, max_tokens_per_batch=800),
+                   reflection=ReflectionConfig(observation_tokens=1_000_000))
+    storage = SQLiteStorage(":memory:")
+    om = ObservationalMemory(cfg, storage, ScriptedObserver(), ScriptedReflector())
+    checked = reused = 0
+    plain_status = ObservationalMemory.status
+
+    def checking(self, rec, thread_id):
+        nonlocal checked, reused
+        hit = self._status_memo.get((rec.resource_id, thread_id))
+        st = plain_status(self, rec, thread_id)
+        if hit is not None and hit[1] is not self._views.get(rec.resource_id) and st.others is hit[2].others:
+            reused += 1
+        fresh = plain_status(ObservationalMemory(cfg, storage, ScriptedObserver(), ScriptedReflector()), rec,
+                             thread_id)
+        assert st.unobserved == fresh.unobserved and dict(st.others) == dict(fresh.others)
+        assert list(st.others) == list(fresh.others)
+        assert (st.other_text, st.pending, st.threshold) == (fresh.other_text, fresh.pending, fresh.threshold)
+        checked += 1
+        return st
+
+    monkeypatch.setattr(ObservationalMemory, "status", checking)
+    observes = 0
+    for i, (at, user, assistant) in enumerate(synthetic_turns(48, words=40, turns_per_day=48, minutes_between=2)):
+        tid = f"t{(i // 2) % 4}" if i % 7 else "t0"
+        ctx = await om.prepare_turn("r", tid, [Message(f"u{i}", "user", user, at)], at)
+        observes += ctx.events.count("observe")
+        for reader in ("t0", "t1", "t2", "t3")[: (i + 2) % 5]:
+            om.status(om.record("r", reader), reader)
+        events = await om.finish_turn("r", tid, [Message(f"a{i}", "assistant", assistant, at + timedelta(seconds=5))],
+                                      at + timedelta(seconds=5))
+        observes += events.count("observe")
+        for reader in ("t0", "t1", "t2", "t3")[: i % 5]:  # readers whose last status is the newest view's base
+            om.status(om.record("r", reader), reader)
+    assert observes >= 2 and checked > 100 and reused > 20
