@@ -243,6 +243,12 @@ class TokenCounter:
         return (*enc(prefix + text[:first], disallowed_special=()), *ids[i:j],
                 *enc(text[last:] + suffix, disallowed_special=()))
 
+    @property
+    def splits_at_newlines(self) -> bool:
+        """Whether the encoding always splits after a newline that a letter follows (o200k_base, cl100k_base):
+        then text cut there can be tokenised piece by piece with the same ids."""
+        return self.encoding_name in NEWLINE_SPLIT_ENCODINGS
+
     def has_encoded(self, text: str) -> bool:
         """Whether `encode(text)` is memoised, i.e. would be a look-up rather than a tokenisation."""
         with self._lock:

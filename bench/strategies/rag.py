@@ -25,7 +25,6 @@ from bench.roles import Role
 from bench.strategies.base import Range, ReplaySettings, StrategyBase, StrategyContext, TurnResult
 from bench.strategies.bm25 import BM25Index, term_counts, tokenize
 from bench.strategies.history import Msg, SegmentCache, question_text, system_segments, turn_msgs, user_msg
-from om_core.tokens import NEWLINE_SPLIT_ENCODINGS
 
 MEMORY_HEADER = (
     "Relevant memories from earlier conversations with this user, oldest first. Each starts with the date "
@@ -233,7 +232,7 @@ class RagStrategy(StrategyBase):
         roles the split rule does not cover: the document tokenised by lines."""
         counter = self.ctx.counter
         head, msgs = self._doc_parts[i]
-        if counter.encoding_name not in NEWLINE_SPLIT_ENCODINGS or not head.endswith("\n") or any(
+        if not counter.splits_at_newlines or not head.endswith("\n") or any(
             not m.role[:1].isalpha() for m in msgs
         ):
             return counter.encode_by_lines(self.docs[i])
